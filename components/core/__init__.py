@@ -1,0 +1,1 @@
+"""Pure core: typed settings, catalogs, rules and rendering. Imports nothing from Pulumi."""

@@ -1,0 +1,116 @@
+"""One resolved deployment: the settings joined with the catalogs and the rendered vLLM command.
+
+Every backend (Docker today, Kubernetes next) and every offline view (plan, render, check)
+starts from a `DeploymentSpec`, so the flags exist once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .findings import ConfigError, Finding, Severity, config_key
+from .gpu_catalog import GpuSpec, find_gpu, suggest_gpu
+from .model_catalog import ModelArchitecture, find_model, suggest_model
+from .settings import VLLM_PORT, StackSettings
+from .vllm_command import secret_env_names, vllm_args, vllm_env
+
+# Startup allowance: engine init and CUDA graphs (~5 min for a 27B model on a cold compile
+# cache, per vLLM's logs), plus reading the weights at a conservative ~70 MB/s from local disk.
+STARTUP_BASE_SECONDS = 300
+STARTUP_SECONDS_PER_WEIGHT_GIB = 15
+
+
+def startup_budget_seconds(weights_gib: float) -> int:
+    """How long a load may take, rounded up to whole minutes (canonical durations diff less)."""
+    raw = STARTUP_BASE_SECONDS + STARTUP_SECONDS_PER_WEIGHT_GIB * weights_gib
+    return int(math.ceil(raw / 60) * 60)
+
+
+@dataclass(frozen=True)
+class DeploymentSpec:
+    """Everything a backend needs, resolved and validated."""
+
+    stack: str
+    settings: StackSettings
+    gpu: GpuSpec
+    model: ModelArchitecture
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    secret_env: tuple[str, ...]
+    startup_seconds: int
+
+    @property
+    def name(self) -> str:
+        """Logical and container name of the deployment."""
+        return self.settings.container.name
+
+    @property
+    def served_model_name(self) -> str:
+        return self.settings.model.served_name or self.settings.model.mount_path
+
+    @property
+    def public_host(self) -> str:
+        net = self.settings.network
+        if net.public_host:
+            return net.public_host
+        if self.settings.target.docker_hostname:
+            return self.settings.target.docker_hostname
+        if net.bind_address not in ("0.0.0.0", "::"):
+            return f"[{net.bind_address}]" if ":" in net.bind_address else net.bind_address
+        return "localhost"
+
+    @property
+    def origin(self) -> str:
+        return f"http://{self.public_host}:{self.settings.network.host_port}"
+
+    @property
+    def container_port(self) -> int:
+        return VLLM_PORT
+
+    def endpoints(self) -> dict[str, str]:
+        """The stack's URL outputs."""
+        return {
+            "baseUrl": f"{self.origin}/v1",
+            "healthUrl": f"{self.origin}/health",
+            "modelsUrl": f"{self.origin}/v1/models",
+            "metricsUrl": f"{self.origin}/metrics",
+        }
+
+
+def resolve(settings: StackSettings, stack: str) -> DeploymentSpec:
+    """Join settings with the catalogs; unknown catalog names are errors with suggestions."""
+    findings: list[Finding] = []
+    gpu = find_gpu(settings.hardware.gpu)
+    if gpu is None:
+        close = suggest_gpu(settings.hardware.gpu)
+        findings.append(Finding(
+            "gpu-unknown", Severity.ERROR, config_key("hardware", "gpu"),
+            f"'{settings.hardware.gpu}' is not in the GPU catalog",
+            (f"did you mean {', '.join(close)}?" if close else "use a catalog name")
+            + " (vllm-stack gpus lists them)"))
+    model = settings.model.architecture
+    if model is None:
+        assert settings.model.name is not None
+        model = find_model(settings.model.name)
+        if model is None:
+            close = suggest_model(settings.model.name)
+            findings.append(Finding(
+                "model-unknown", Severity.ERROR, config_key("model", "name"),
+                f"'{settings.model.name}' is not in the model catalog",
+                (f"did you mean {', '.join(close)}?" if close else "name a catalog model")
+                + " or describe it under model.architecture"))
+    if findings:
+        raise ConfigError(findings)
+    assert gpu is not None and model is not None
+    startup = settings.container.startup_timeout or startup_budget_seconds(model.total_weights_gib)
+    return DeploymentSpec(
+        stack=stack,
+        settings=settings,
+        gpu=gpu,
+        model=model,
+        args=vllm_args(settings),
+        env=vllm_env(settings),
+        secret_env=secret_env_names(settings),
+        startup_seconds=startup,
+    )

@@ -1,0 +1,106 @@
+"""Read a stack's config from `Pulumi.<stack>.yaml` without the Pulumi CLI.
+
+Secret values (`{secure: ...}`) are noted as present and never decrypted. Project defaults in
+`Pulumi.yaml` (`config: {key: {value: ...}}`) apply under the stack's own values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .findings import ConfigError, Finding, Severity, config_key
+from .settings import StackSettings
+from .stack_config import parse_stack_config
+
+
+@dataclass(frozen=True)
+class StackFile:
+    """Raw config of one stack file: values by key, and the keys held as secrets."""
+
+    stack: str
+    path: Path
+    values: dict[str, Any]
+    secret_keys: frozenset[str]
+
+
+def _fail(path: Path, message: str, fix: str) -> ConfigError:
+    return ConfigError([Finding("stack-file", Severity.ERROR, str(path), message, fix)])
+
+
+def stack_path(project_dir: Path, stack: str) -> Path:
+    return project_dir / f"Pulumi.{stack}.yaml"
+
+
+def stack_name(path: Path) -> str:
+    """`Pulumi.v100.yaml` -> `v100`; any other file name -> its stem."""
+    name = path.name
+    if name.startswith("Pulumi.") and name.endswith((".yaml", ".yml")):
+        return name.split(".", 1)[1].rsplit(".", 1)[0]
+    return path.stem
+
+
+def list_stacks(project_dir: Path) -> list[str]:
+    return sorted(stack_name(p) for p in project_dir.glob("Pulumi.*.yaml"))
+
+
+def _load_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _fail(path, "no such stack file", "name an existing stack or create the file with pulumi stack init") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(path, f"cannot read the file ({exc.__class__.__name__})", "check the path and that it is a text file") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise _fail(path, f"is not valid YAML{where}", "fix the YAML syntax (indentation, colons, quotes)") from None
+
+
+def _project_defaults(project_dir: Path) -> dict[str, Any]:
+    project = project_dir / "Pulumi.yaml"
+    if not project.exists():
+        return {}
+    data = _load_yaml(project) or {}
+    defaults: dict[str, Any] = {}
+    for key, decl in (data.get("config") or {}).items():
+        if isinstance(decl, dict) and "value" in decl:
+            defaults[key if ":" in key else f"{data.get('name', '')}:{key}"] = decl["value"]
+        elif not isinstance(decl, dict):
+            defaults[key] = decl
+    return defaults
+
+
+def read_stack_file(path: Path, project_dir: Path | None = None) -> StackFile:
+    """Parse the file; structural problems (empty, not YAML, no `config:`) are errors."""
+    data = _load_yaml(path)
+    if data is None:
+        raise _fail(path, "is empty", "add a `config:` mapping with the vllm-serving sections (see Pulumi.v100.yaml)")
+    if not isinstance(data, dict):
+        raise _fail(path, f"holds a {type(data).__name__}, not a mapping", "start the file with `config:`")
+    config = data.get("config")
+    if not isinstance(config, dict) or not config:
+        raise _fail(path, "has no `config:` mapping", "put the vllm-serving sections under a top-level `config:` key")
+    values: dict[str, Any] = dict(_project_defaults(project_dir or path.parent))
+    secrets: set[str] = set()
+    for key, value in config.items():
+        key = str(key)
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            secrets.add(key)
+            value = "[secret]"  # present; the value stays encrypted
+        values[key] = value
+    return StackFile(stack_name(path), path, values, frozenset(secrets))
+
+
+def load_settings(stack_file: StackFile) -> StackSettings:
+    """Typed settings of a stack file, or ConfigError naming every bad key."""
+    return parse_stack_config(stack_file.values, stack_file.secret_keys)
+
+
+def secret_note(key: str) -> str:
+    return f"{config_key(key)} is a secret: set it with `pulumi config set --secret {key}`"

@@ -1,0 +1,68 @@
+"""Sizes and durations as operators write them (`128g`, `20m`) and as providers want them."""
+
+from __future__ import annotations
+
+import re
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b)?\s*$", re.IGNORECASE)
+_SIZE_POWER = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+
+
+def parse_size(value: str | int) -> int:
+    """Bytes from Docker's notation: `128g` = `128gb` = 128 GiB (Docker's units are binary)."""
+    if isinstance(value, bool):
+        raise ValueError("a size must be a string like '32g' or a number of bytes")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError("a size cannot be negative")
+        return value
+    match = _SIZE.match(value)
+    if not match:
+        raise ValueError(f"'{value}' is not a size; write it as Docker does, e.g. '32g' or '512m'")
+    number, unit, _ = match.groups()
+    return int(float(number) * 1024 ** _SIZE_POWER[unit.lower()])
+
+
+def format_size(num_bytes: int) -> str:
+    """Docker's shortest exact notation: 137438953472 -> `128g`."""
+    for unit, power in (("p", 5), ("t", 4), ("g", 3), ("m", 2), ("k", 1)):
+        if num_bytes and num_bytes % 1024**power == 0:
+            return f"{num_bytes // 1024 ** power}{unit}"
+    return str(num_bytes)
+
+
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+def parse_duration(value: str | int) -> int:
+    """Seconds from `90s`, `20m`, `1h30m` or a plain number of seconds."""
+    if isinstance(value, bool):
+        raise ValueError("a duration must be a string like '20m' or a number of seconds")
+    if isinstance(value, int):
+        if value <= 0:
+            raise ValueError("a duration must be positive")
+        return value
+    match = _DURATION.match(value.strip())
+    if not value.strip() or not match:
+        raise ValueError(f"'{value}' is not a duration; write e.g. '90s', '20m' or '1h30m'")
+    hours, minutes, seconds = (int(g) if g else 0 for g in match.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if total <= 0:
+        raise ValueError("a duration must be positive")
+    return total
+
+
+def go_duration(seconds: int) -> str:
+    """Go's canonical `time.Duration` text (`30s`, `10m0s`, `1h0m0s`).
+
+    Docker reads healthcheck durations back in this form; anything else diffs on every preview.
+    """
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    if minutes:
+        return f"{minutes}m{secs}s"
+    return f"{secs}s"
