@@ -14,7 +14,7 @@ from .units import format_size
 _PAIRED = {"--speculative-config"}
 
 
-def _arg_lines(command: tuple[str, ...]) -> list[str]:
+def flag_lines(command: tuple[str, ...]) -> list[str]:
     """Pair each flag with its value on one line, as the seeds write them."""
     lines: list[str] = []
     i = 0
@@ -59,5 +59,5 @@ def docker_run_command(c: ContainerSpec, secrets: Mapping[str, str] | None = Non
     opts += [f"--health-interval {hc.interval}", f"--health-timeout {hc.timeout}",
              f"--health-start-period {hc.start_period}", f"--health-retries {hc.retries}"]
     opts += [f"--label {shlex.quote(f'{k}={v}')}" for k, v in c.labels]
-    lines = ["docker run " + opts[0], *opts[1:], shlex.quote(c.image), *_arg_lines(c.command)]
+    lines = ["docker run " + opts[0], *opts[1:], shlex.quote(c.image), *flag_lines(c.command)]
     return " \\\n  ".join(lines)

@@ -141,13 +141,13 @@ _BF16_GIB = 65e9 / 2**30
 _FP8_GIB = 33e9 / 2**30
 
 MODELS: dict[str, ModelArchitecture] = {
-    "Qwen3.5-27B": ModelArchitecture(**_QWEN3_5_27B, weights_gib=_BF16_GIB),  # type: ignore[arg-type]
+    "Qwen3.5-27B": ModelArchitecture(**_QWEN3_5_27B, weights_gib=_BF16_GIB),
     "Qwen3.5-27B-FP8": ModelArchitecture(
-        **_QWEN3_5_27B, weights_gib=_FP8_GIB, quantization="fp8"  # type: ignore[arg-type]
+        **_QWEN3_5_27B, weights_gib=_FP8_GIB, quantization="fp8"
     ),
-    "Qwen3.6-27B": ModelArchitecture(**_QWEN3_5_27B, weights_gib=_BF16_GIB),  # type: ignore[arg-type]
+    "Qwen3.6-27B": ModelArchitecture(**_QWEN3_5_27B, weights_gib=_BF16_GIB),
     "Qwen3.6-27B-FP8": ModelArchitecture(
-        **_QWEN3_5_27B, weights_gib=_FP8_GIB, quantization="fp8"  # type: ignore[arg-type]
+        **_QWEN3_5_27B, weights_gib=_FP8_GIB, quantization="fp8"
     ),
 }
 

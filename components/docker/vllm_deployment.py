@@ -1,0 +1,80 @@
+"""The Docker-host deployment: provider, image, weights, cache and server from one spec."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pulumi
+import pulumi_docker as docker
+
+from ..core.deployment_spec import DeploymentSpec
+from ..core.docker_container import cache_mount, container_spec, model_mount
+from ..core.docker_run import docker_run_command
+from ..core.vllm_command import SECRET_ENV
+from .cache_volume import CacheVolume
+from .model_volume import ModelVolume
+from .registry_image import RegistryImage
+from .vllm_server import VllmServer
+
+
+def docker_provider(
+    name: str, spec: DeploymentSpec, registry_password: pulumi.Output[str] | None,
+    opts: pulumi.ResourceOptions,
+) -> docker.Provider:
+    """The Docker host; registry credentials are used where `pulumi` runs, not on the host."""
+    target, image = spec.settings.target, spec.settings.image
+    auth = None
+    if image.username and registry_password is not None:
+        auth = [docker.ProviderRegistryAuthArgs(
+            address=image.registry or "registry-1.docker.io",
+            username=image.username,
+            password=pulumi.Output.secret(registry_password),
+        )]
+    return docker.Provider(
+        name,
+        host=target.docker_host,
+        ssh_opts=list(target.ssh_opts) or None,
+        registry_auth=auth,
+        opts=opts,
+    )
+
+
+class VllmDeployment(pulumi.ComponentResource):
+    """Composes RegistryImage, ModelVolume, CacheVolume and VllmServer; exposes the stack outputs."""
+
+    outputs: dict[str, pulumi.Input[object]]
+
+    def __init__(
+        self,
+        spec: DeploymentSpec,
+        secrets: Mapping[str, pulumi.Output[str]],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        name = spec.name
+        super().__init__("vllm-serving:docker:VllmDeployment", name, None, opts)
+        provider = docker_provider(
+            f"{name}-docker", spec, secrets.get("registryPassword"),
+            pulumi.ResourceOptions(parent=self),
+        )
+        child = pulumi.ResourceOptions(parent=self, providers={"docker": provider})
+        image = RegistryImage(f"{name}-image", spec.settings.image.reference, child)
+        weights = ModelVolume(f"{name}-model", model_mount(spec), spec.settings.model.protect, child)
+        cache_spec = cache_mount(spec)
+        cache = CacheVolume(f"{name}-cache", cache_spec, child) if cache_spec else None
+        container = container_spec(spec)
+        secret_env = {env: secrets[key] for key, env in SECRET_ENV.items() if env in spec.secret_env}
+        server = VllmServer(
+            f"{name}-server", container, image.image_id,
+            [v.container_volume() for v in (weights, cache) if v is not None],
+            secret_env, child,
+        )
+        self.outputs = {
+            **spec.endpoints(),
+            "servedModelName": spec.served_model_name,
+            "imageDigest": image.repo_digest,
+            "vllmArgs": list(spec.args),
+            "dockerRunCommand": docker_run_command(container),
+            "containerName": server.container.name,
+        }
+        self.register_outputs(self.outputs)
+

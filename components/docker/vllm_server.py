@@ -1,0 +1,83 @@
+"""The vLLM container on a Docker host."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pulumi
+import pulumi_docker as docker
+
+from ..core.docker_container import ContainerSpec
+
+# Pulumi's own margin over Docker's wait: pulling layers and creating the container come first.
+TIMEOUT_MARGIN_SECONDS = 600
+
+
+def _minutes(seconds: int) -> str:
+    return f"{-(-seconds // 60)}m"
+
+
+def _envs(spec: ContainerSpec, secret_env: Mapping[str, pulumi.Output[str]]) -> pulumi.Input[list[str]]:
+    """`K=V` list; secret values enter as secrets, which makes the whole list secret."""
+    plain = [f"{k}={v}" for k, v in spec.env]
+    secret = [pulumi.Output.concat(name, "=", secret_env[name]) for name in spec.secret_env]
+    if not secret:
+        return plain
+    return pulumi.Output.all(*secret).apply(lambda values: plain + list(values))
+
+
+class VllmServer(pulumi.ComponentResource):
+    """One `docker.Container` running vLLM, replaced delete-first (fixed name and host port)."""
+
+    container: docker.Container
+
+    def __init__(
+        self,
+        name: str,
+        spec: ContainerSpec,
+        image: pulumi.Input[str],
+        volumes: Sequence[docker.ContainerVolumeArgs],
+        secret_env: Mapping[str, pulumi.Output[str]],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("vllm-serving:docker:VllmServer", name, None, opts)
+        missing = [n for n in spec.secret_env if n not in secret_env]
+        if missing:
+            raise ValueError(f"secret env without a value: {missing}")
+        hc = spec.healthcheck
+        timeout = _minutes(spec.wait_timeout_seconds + TIMEOUT_MARGIN_SECONDS)
+        self.container = docker.Container(
+            name,
+            name=spec.name,
+            image=image,
+            command=list(spec.command),
+            envs=_envs(spec, secret_env),
+            gpus=spec.gpus,
+            runtime=spec.runtime,
+            ipc_mode=spec.ipc_mode,
+            shm_size=spec.shm_size_mb,  # MB, the provider's unit
+            privileged=spec.privileged,
+            ports=[docker.ContainerPortArgs(
+                internal=spec.container_port, external=spec.host_port,
+                ip=spec.bind_address, protocol="tcp",
+            )],
+            volumes=list(volumes),
+            healthcheck=docker.ContainerHealthcheckArgs(
+                tests=list(hc.tests), interval=hc.interval, timeout=hc.timeout,
+                start_period=hc.start_period, retries=hc.retries,
+            ),
+            restart=spec.restart,
+            must_run=True,
+            wait=True,
+            wait_timeout=spec.wait_timeout_seconds,
+            log_driver=spec.log_driver,
+            log_opts=dict(spec.log_opts),
+            labels=[docker.ContainerLabelArgs(label=k, value=v) for k, v in spec.labels],
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                # fixed container name and host port: the old container must go first
+                delete_before_replace=True,
+                custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
+            ),
+        )
+        self.register_outputs({"containerName": self.container.name})

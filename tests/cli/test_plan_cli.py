@@ -1,0 +1,44 @@
+"""`vllm-stack plan`: the seed 000 deployment, offline."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from components.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_plan_v100_prints_the_seed_deployment(capsys) -> None:
+    assert main(["--project-dir", str(ROOT), "plan", "v100"]) == 0
+    out = capsys.readouterr().out
+    for expected in ["V100-32GB", "Qwen3.5-27B", "192.168.122.156:30000/vllm/vllm-openai:v0.19.1",
+                     "/u02/models/Qwen3.5-27B -> /data/models/Qwen3.5-27B (read-only",
+                     "0.0.0.0:30006 -> 8000", "--tensor-parallel-size 8", "--dtype half",
+                     "VLLM_USE_MODELSCOPE=false", "docker:index/container:Container",
+                     "registryPassword: not set"]:
+        assert expected in out, expected
+
+
+def test_plan_json_is_machine_readable(capsys) -> None:
+    assert main(["--project-dir", str(ROOT), "plan", "a100", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["gpu"]["given"] == "device=6,7,8,9"
+    assert plan["endpoints"]["baseUrl"] == "http://localhost:8000/v1"
+    assert plan["container"]["shmSizeMb"] == 32768
+
+
+def test_unknown_stack_is_one_line_not_a_traceback(capsys) -> None:
+    assert main(["--project-dir", str(ROOT), "plan", "v99"]) == 1
+    err = capsys.readouterr().err
+    assert "Pulumi.v99.yaml" in err and "Traceback" not in err
+
+
+def test_console_script_runs_without_pulumi_cli() -> None:
+    done = subprocess.run([str(Path(sys.executable).parent / "vllm-stack"), "plan", "v100", "--json"],
+                          cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["stack"] == "v100"

@@ -1,0 +1,86 @@
+"""Settings: defaults, units and the error each wrong value gets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.core.findings import ConfigError
+from components.core.stack_config import parse_stack_config
+
+BASE: dict[str, Any] = {
+    "hardware": {"gpu": "A100-80GB", "count": 2},
+    "image": {"tag": "v0.19.1"},
+    "model": {"name": "Qwen3.5-27B", "hostPath": "/models/qwen"},
+}
+
+
+def _parse(**sections: Any) -> Any:
+    return parse_stack_config({f"vllm-serving:{k}": v for k, v in {**BASE, **sections}.items()})
+
+
+def _errors(**sections: Any) -> dict[str, str]:
+    with pytest.raises(ConfigError) as exc:
+        _parse(**sections)
+    return {f.key: f"{f.message} | {f.fix}" for f in exc.value.findings}
+
+
+def test_minimal_stack_gets_safe_defaults() -> None:
+    s = _parse()
+    assert s.target.kind == "docker"
+    assert s.container.ipc_mode == "host" and not s.container.privileged
+    assert s.container.restart == "unless-stopped"
+    assert s.network.host_port == 8000
+    assert s.model.mount_path == "/models/qwen"
+    assert s.cache_volume_name == "vllm-cache"
+    assert s.image.reference == "vllm/vllm-openai:v0.19.1"
+
+
+@pytest.mark.parametrize(("text", "mb"), [("128g", 131072), ("32gb", 32768), ("512m", 512), ("1.5g", 1536)])
+def test_shm_size_in_docker_notation_becomes_megabytes(text: str, mb: int) -> None:
+    assert _parse(container={"shmSize": text}).container.shm_size_mb == mb
+
+
+def test_every_error_is_reported_at_once_with_its_key() -> None:
+    errors = _errors(engine={"tensorParallelSize": 0, "dtype": "bf16"}, network={"bindAddress": "everywhere"})
+    assert set(errors) == {
+        "vllm-serving:engine.tensorParallelSize",
+        "vllm-serving:engine.dtype",
+        "vllm-serving:network.bindAddress",
+    }
+    assert "'auto', 'half'" in errors["vllm-serving:engine.dtype"]
+
+
+def test_unknown_top_level_key_is_suggested() -> None:
+    with pytest.raises(ConfigError) as exc:
+        parse_stack_config({**{f"vllm-serving:{k}": v for k, v in BASE.items()}, "vllm-serving:enigne": {}})
+    assert exc.value.findings[0].fix.startswith("did you mean 'vllm-serving:engine'")
+
+
+def test_provider_namespaces_are_left_alone() -> None:
+    parse_stack_config({**{f"vllm-serving:{k}": v for k, v in BASE.items()}, "docker:host": "x"})
+
+
+@pytest.mark.parametrize(("section", "value", "key"), [
+    ("image", {"registry": "https://harbor", "tag": "v1"}, "vllm-serving:image.registry"),
+    ("image", {"tag": "v0.19.1", "digest": "sha256:123"}, "vllm-serving:image.digest"),
+    ("model", {"name": "Qwen3.5-27B", "hostPath": "models/qwen"}, "vllm-serving:model.hostPath"),
+    ("model", {"name": "Qwen3.5-27B"}, "vllm-serving:model.hostPath"),
+    ("target", {"dockerHost": "gpu-host:2375"}, "vllm-serving:target.dockerHost"),
+    ("container", {"shmSize": "lots"}, "vllm-serving:container.shmSize"),
+    ("container", {"startupTimeout": "soon"}, "vllm-serving:container.startupTimeout"),
+    ("engine", {"env": {"HF_TOKEN": "x"}}, "vllm-serving:engine.env"),
+    ("engine", {"env": {"MY_SECRET": "x"}}, "vllm-serving:engine.env"),
+    ("cache", {"hostPath": "/a", "volumeName": "b"}, "vllm-serving:cache.volumeName"),
+    ("hardware", {"gpu": "A100-80GB", "count": 4, "deviceIds": [1, 1]}, "vllm-serving:hardware.deviceIds"),
+])
+def test_wrong_values_name_their_key(section: str, value: Any, key: str) -> None:
+    errors = _errors(**{section: value})
+    assert key in errors, errors
+    assert " | " in errors[key] and errors[key].split(" | ")[1]
+
+
+def test_section_that_is_not_a_mapping() -> None:
+    errors = _errors(engine="tp=8")
+    assert "mapping" in errors["vllm-serving:engine"]

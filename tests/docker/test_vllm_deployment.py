@@ -1,0 +1,154 @@
+"""Each shipped stack through the real program under Pulumi's mock engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.core.deployment_spec import resolve
+from components.core.plan import planned_docker_resources
+from components.core.stack_file import load_settings, read_stack_file
+from tests.conftest import shipped_stack
+from tests.pulumi_harness import ROOT, plain_text, secret_paths
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+PASSWORD = "SENTINEL-registry-pw-7f3a"
+STACKS = ["v100", "a100"]
+
+
+def _run(program: Any, stack: str, **secrets: str) -> Any:
+    return program(shipped_stack(stack), stack=stack,
+                   secrets={"registryPassword": PASSWORD, **secrets})
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_container_inputs_match_golden(program, stack: str) -> None:
+    """The whole container, as the provider receives it; `UPDATE_GOLDENS=1` rewrites after review."""
+    inputs = _run(program, stack).one("Container").inputs
+    path = GOLDEN / f"{stack}.container.json"
+    if os.environ.get("UPDATE_GOLDENS"):
+        path.write_text(json.dumps(inputs, indent=2, sort_keys=True) + "\n")
+    assert inputs == json.loads(path.read_text())
+
+
+@pytest.mark.parametrize(("stack", "shm_mb"), [("v100", 131072), ("a100", 32768)])
+def test_shm_size_is_in_megabytes(program, stack: str, shm_mb: int) -> None:
+    # the seeds say 128g and 32gb; the provider's shm_size is MB
+    assert _run(program, stack).one("Container").inputs["shmSize"] == shm_mb
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_weights_read_only_and_cache_writable(program, stack: str) -> None:
+    volumes = _run(program, stack).one("Container").inputs["volumes"]
+    spec = resolve(load_settings(read_stack_file(ROOT / f"Pulumi.{stack}.yaml")), stack)
+    by_path = {v["containerPath"]: v for v in volumes}
+    assert by_path[spec.settings.model.mount_path]["readOnly"] is True
+    assert by_path["/root/.cache/vllm"].get("readOnly", False) is False
+
+
+@pytest.mark.parametrize(("stack", "served"), [("v100", "qwen3.5-27b"), ("a100", "/Qwen3.6-27B-FP8")])
+def test_outputs_say_what_was_deployed(program, stack: str, served: str) -> None:
+    run = _run(program, stack)
+    out = run.outputs
+    container = run.one("Container").inputs
+    port = int(container["ports"][0]["external"])
+    assert out["baseUrl"] == f"http://localhost:{port}/v1"
+    assert out["healthUrl"] == f"http://localhost:{port}/health"
+    assert out["modelsUrl"] == f"http://localhost:{port}/v1/models"
+    assert out["metricsUrl"] == f"http://localhost:{port}/metrics"
+    assert out["vllmArgs"] == container["command"]
+    assert out["servedModelName"] == served
+    assert out["imageDigest"].endswith("@sha256:" + "ab" * 32)  # the mock provider's digest
+    assert container["image"] == "sha256:" + "cd" * 32  # the pulled image's id, not a moving tag
+    # the docker run text carries the same argv as the container
+    words = shlex.split(out["dockerRunCommand"].replace("\\\n", " "))
+    image_ref = run.one("RemoteImage").inputs["name"]
+    assert words[words.index(image_ref) + 1:] == container["command"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_registers_exactly_the_planned_resources(program, stack: str) -> None:
+    run = _run(program, stack)
+    spec = resolve(load_settings(read_stack_file(ROOT / f"Pulumi.{stack}.yaml")), stack)
+    assert sorted((r.type, r.name) for r in run.resources) == sorted(planned_docker_resources(spec))
+
+
+def test_registry_password_never_in_plain_text(program) -> None:
+    run = _run(program, "v100", apiKey="SENTINEL-api-key-9c1d")
+    for resource in run.resources:
+        text = plain_text(resource.raw)
+        assert PASSWORD not in text, f"password in plain text in {resource.type} {resource.name}"
+        assert "SENTINEL-api-key-9c1d" not in text, f"API key in plain text in {resource.name}"
+    provider = run.one("providers:docker")
+    assert list(secret_paths(provider.raw["registryAuth"])), "registry auth must be secret"
+    assert list(secret_paths(run.one("Container").raw["envs"])), "envs with the API key must be secret"
+    for name, value in run.outputs.items():
+        if name not in run.secret_outputs:
+            assert PASSWORD not in json.dumps(value) and "SENTINEL-api-key-9c1d" not in json.dumps(value)
+    assert "VLLM_API_KEY=********" in run.outputs["dockerRunCommand"]
+
+
+def test_api_key_reaches_the_container_as_secret_env(program) -> None:
+    run = _run(program, "v100", apiKey="SENTINEL-api-key-9c1d")
+    envs = run.one("Container").inputs["envs"]
+    assert envs["value"] == ["VLLM_USE_MODELSCOPE=false", "VLLM_API_KEY=SENTINEL-api-key-9c1d"]
+
+
+def test_container_replacement_and_waiting(program) -> None:
+    run = _run(program, "v100")
+    container = run.one("Container")
+    assert container.delete_before_replace  # fixed name and host port
+    spec = resolve(load_settings(read_stack_file(ROOT / "Pulumi.v100.yaml")), "v100")
+    assert container.inputs["wait"] is True
+    wait = int(container.inputs["waitTimeout"])
+    assert wait > spec.startup_seconds
+    create_minutes = int(container.custom_timeouts["create"].removesuffix("m"))
+    assert create_minutes * 60 >= wait  # Pulumi must not give up before Docker does
+    health = container.inputs["healthcheck"]
+    assert health["tests"] == ["CMD", "curl", "-fsS", "http://localhost:8000/health"]
+    assert health["startPeriod"] == "21m0s"  # Go's canonical form, no perpetual diff
+    assert container.inputs["restart"] == "unless-stopped"
+    assert container.inputs["logOpts"] == {"max-file": "3", "max-size": "100m"}
+
+
+def test_image_is_kept_on_the_host(program) -> None:
+    image = _run(program, "v100").one("RemoteImage")
+    assert image.inputs["keepLocally"] is True
+    assert image.inputs["name"] == "192.168.122.156:30000/vllm/vllm-openai:v0.19.1"
+
+
+def test_named_volumes_survive_destroy(program) -> None:
+    run = _run(program, "a100")
+    cache = run.one("index/volume:Volume")
+    assert cache.inputs["name"] == "vllm-cache"
+    assert cache.retain_on_delete
+
+
+def test_named_model_volume_is_retained_and_protected_on_request(program) -> None:
+    config = shipped_stack("a100")
+    config["vllm-serving:model"] = {**config["vllm-serving:model"], "hostPath": None,
+                                    "volumeName": "qwen-weights", "protect": True}
+    config["vllm-serving:model"] = {k: v for k, v in config["vllm-serving:model"].items() if v is not None}
+    run = program(config, stack="a100")
+    weights = next(r for r in run.of_type("index/volume:Volume") if r.inputs["name"] == "qwen-weights")
+    assert weights.retain_on_delete and weights.protect
+    mount = next(v for v in run.one("Container").inputs["volumes"] if v.get("volumeName") == "qwen-weights")
+    assert mount["readOnly"] is True
+
+
+def test_device_ids_become_gpus_device_list(program) -> None:
+    assert _run(program, "a100").one("Container").inputs["gpus"] == "device=6,7,8,9"
+
+
+def test_docker_host_over_ssh(program) -> None:
+    config = shipped_stack("v100")
+    config["vllm-serving:target"] = {"dockerHost": "ssh://deploy@gpu-v100-01", "sshOpts": ["-p", "2222"]}
+    run = program(config, stack="v100", secrets={"registryPassword": PASSWORD})
+    provider = run.one("providers:docker")
+    assert provider.inputs["host"] == "ssh://deploy@gpu-v100-01"
+    assert run.outputs["baseUrl"] == "http://gpu-v100-01:30006/v1"

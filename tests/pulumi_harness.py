@@ -1,0 +1,211 @@
+"""Runs the real program (`__main__.py`) under Pulumi's mock engine and records everything.
+
+Recorded per resource: type, name, parent, inputs (secrets unwrapped), the raw wire form (where
+secrets keep their secret marker) and the resource options that protect data and replacements.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import runpy
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from google.protobuf import json_format
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime.config import set_all_config
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT = "vllm-serving"
+SECRET_SIG = rpc._special_sig_key  # "4dabf18193072939515e22adb298388d"
+SECRET_VALUE = rpc._special_secret_sig
+
+
+@dataclass
+class Registered:
+    """One resource registration as the engine would receive it."""
+
+    type: str
+    name: str
+    parent: str
+    custom: bool
+    inputs: dict[str, Any]
+    raw: dict[str, Any]
+    protect: bool
+    delete_before_replace: bool
+    retain_on_delete: bool
+    custom_timeouts: dict[str, str]
+    provider: str
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    """Echo inputs back as outputs, plus what the providers would compute."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        outputs = dict(args.inputs)
+        if args.typ == "docker:index/remoteImage:RemoteImage":
+            ref = args.inputs["name"]
+            repo = ref.split("@")[0].rsplit(":", 1)[0] if ":" in ref.rsplit("/", 1)[-1] else ref
+            outputs["repoDigest"] = f"{repo}@sha256:{'ab' * 32}"
+            outputs["imageId"] = f"sha256:{'cd' * 32}"
+        if args.typ.startswith("kubernetes:"):
+            meta = dict(outputs.get("metadata") or {})
+            meta.setdefault("name", args.name)
+            outputs["metadata"] = meta
+        return f"{args.name}-id", outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        return {}
+
+
+class _Monitor(pulumi_mocks.MockMonitor):
+    def __init__(self, mocks: _Mocks) -> None:
+        super().__init__(mocks)
+        self.registered: list[Registered] = []
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC name
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            timeouts = request.customTimeouts
+            self.registered.append(Registered(
+                type=request.type,
+                name=request.name,
+                parent=request.parent,
+                custom=request.custom,
+                inputs=rpc.deserialize_properties(request.object),
+                raw=json_format.MessageToDict(request.object),
+                protect=request.protect,
+                delete_before_replace=request.deleteBeforeReplace,
+                retain_on_delete=request.retainOnDelete,
+                custom_timeouts={k: getattr(timeouts, k) for k in ("create", "update", "delete")
+                                 if getattr(timeouts, k)},
+                provider=request.provider,
+            ))
+        return response
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+class ProgramFailed(Exception):
+    """The program raised; `resources` holds whatever was registered before it did."""
+
+    def __init__(self, error: BaseException, resources: list[Registered]) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.resources = resources
+
+
+@dataclass
+class ProgramRun:
+    resources: list[Registered]
+    outputs: dict[str, Any]
+    secret_outputs: set[str]
+    warnings: list[str] = field(default_factory=list)
+
+    def of_type(self, suffix: str) -> list[Registered]:
+        return [r for r in self.resources if r.type.endswith(suffix)]
+
+    def one(self, suffix: str) -> Registered:
+        found = self.of_type(suffix)
+        assert len(found) == 1, f"expected one {suffix}, got {[r.name for r in found]}"
+        return found[0]
+
+
+def secret_paths(raw: Any, path: str = "") -> Iterator[str]:
+    """Paths inside a wire-form value that are marked secret."""
+    if isinstance(raw, dict):
+        if raw.get(SECRET_SIG) == SECRET_VALUE:
+            yield path
+            return
+        for k, v in raw.items():
+            yield from secret_paths(v, f"{path}.{k}")
+    elif isinstance(raw, list):
+        for i, v in enumerate(raw):
+            yield from secret_paths(v, f"{path}[{i}]")
+
+
+def plain_text(raw: Any) -> str:
+    """Everything in a wire-form value that is NOT under a secret marker, as one string."""
+    if isinstance(raw, dict):
+        if raw.get(SECRET_SIG) == SECRET_VALUE:
+            return ""
+        return " ".join(f"{k} {plain_text(v)}" for k, v in raw.items())
+    if isinstance(raw, list):
+        return " ".join(plain_text(v) for v in raw)
+    return json.dumps(raw)
+
+
+def stack_config(path: Path) -> dict[str, Any]:
+    """The `config:` of a stack file, secure values dropped (tests pass secrets explicitly)."""
+    import yaml
+
+    data = yaml.safe_load(path.read_text())
+    return {k: v for k, v in data["config"].items()
+            if not (isinstance(v, dict) and set(v) == {"secure"})}
+
+
+def run_program(
+    config: Mapping[str, Any],
+    stack: str = "test",
+    secrets: Mapping[str, str] | None = None,
+    preview: bool = False,
+) -> ProgramRun:
+    """Run `__main__.py` for one stack's config; `secrets` are set as Pulumi secrets."""
+    full = {(k if ":" in k else f"{PROJECT}:{k}"): v for k, v in config.items()}
+    values = {k: v if isinstance(v, str) else json.dumps(v) for k, v in full.items()}
+    secret_keys = []
+    for key, value in (secrets or {}).items():
+        values[f"{PROJECT}:{key}"] = value
+        secret_keys.append(f"{PROJECT}:{key}")
+    set_all_config(values, secret_keys)
+
+    mocks = _Mocks()
+    monitor = _Monitor(mocks)
+    collect = _Collect()
+    logger = logging.getLogger(f"pulumi-mock-{id(collect)}")
+    logger.addHandler(collect)
+    logger.propagate = False
+    settings.ROOT.set(None)  # a fresh root stack per run
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=preview,
+                             logger=logger, monitor=monitor)
+    resolved: dict[str, Any] = {}
+    secret_outputs: set[str] = set()
+
+    @pulumi.runtime.test
+    def program() -> pulumi.Output[Any]:
+        runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
+        root = settings.get_root_resource()
+        exported: dict[str, Any] = dict(root.outputs) if root is not None else {}  # type: ignore[attr-defined]
+
+        async def _secretness() -> None:
+            for name, value in exported.items():
+                out = pulumi.Output.from_input(value)
+                if await out.is_secret():
+                    secret_outputs.add(name)
+
+        def _store(values: dict[str, Any]) -> None:
+            resolved.update(values)
+
+        checked = pulumi.Output.from_input(_secretness())
+        return pulumi.Output.all(checked, pulumi.Output.all(**exported).apply(_store))
+
+    try:
+        program()
+    except Exception as exc:
+        raise ProgramFailed(exc, monitor.registered) from exc
+    finally:
+        set_all_config({}, [])
+    warnings = [r.getMessage() for r in collect.records if r.levelno == logging.WARNING]
+    return ProgramRun(monitor.registered, resolved, secret_outputs, warnings)

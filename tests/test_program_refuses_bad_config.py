@@ -1,0 +1,62 @@
+"""A wrong config stops the program with the key and the fix, before any resource is registered."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pulumi
+import pytest
+
+from tests.conftest import shipped_stack
+from tests.pulumi_harness import ProgramFailed
+
+
+def _with(stack: str, section: str, **changes: Any) -> dict[str, Any]:
+    config = copy.deepcopy(shipped_stack(stack))
+    key = f"vllm-serving:{section}"
+    config[key] = {**config.get(key, {}), **changes}
+    return config
+
+
+CASES = [
+    # (config, expected key, words of the fix)
+    (_with("v100", "engine", maxModelLen="8k"), "vllm-serving:engine.maxModelLen", "whole number"),
+    (_with("v100", "engine", maxModelLenn=8192), "vllm-serving:engine.maxModelLenn", "did you mean 'maxModelLen'"),
+    (_with("v100", "engine", gpuMemoryUtilization=1.5), "vllm-serving:engine.gpuMemoryUtilization", "at most 1"),
+    (_with("v100", "hardware", deviceIds=[8]), "vllm-serving:hardware.deviceIds", "hardware.count"),
+    (_with("v100", "hardware", gpu="V100-64GB"), "vllm-serving:hardware.gpu", "V100-"),
+    (_with("v100", "image", tag=None), "vllm-serving:image.tag", "v0.19.1"),
+    (_with("v100", "network", hostPort=70000), "vllm-serving:network.hostPort", "at most 65535"),
+    (_with("v100", "engine", env={"VLLM_API_KEY": "abc"}), "vllm-serving:engine.env", "--secret apiKey"),
+    (_with("v100", "engine", extraArgs=["--max-model-len", "4096"]), "vllm-serving:engine.extraArgs",
+     "engine.maxModelLen"),
+    (_with("a100", "model", name="Qwen3.6-72B"), "vllm-serving:model.name", "model.architecture"),
+]
+
+
+@pytest.mark.parametrize(("config", "key", "fix"), CASES, ids=[c[1] for c in CASES])
+def test_bad_config_fails_before_any_resource(program, config, key: str, fix: str) -> None:
+    with pytest.raises(ProgramFailed) as failed:
+        program(config, stack="bad", secrets={"registryPassword": "pw"})
+    assert isinstance(failed.value.error, pulumi.RunError)
+    assert key in str(failed.value)
+    assert fix in str(failed.value)
+    assert failed.value.resources == []
+
+
+def test_missing_registry_password_is_an_error(program) -> None:
+    with pytest.raises(ProgramFailed) as failed:
+        program(shipped_stack("v100"), stack="v100")
+    assert "vllm-serving:registryPassword" in str(failed.value)
+    assert "pulumi config set --secret registryPassword" in str(failed.value)
+    assert failed.value.resources == []
+
+
+def test_password_in_plain_config_is_refused(program) -> None:
+    config = {**shipped_stack("v100"), "vllm-serving:registryPassword": "hunter2"}
+    with pytest.raises(ProgramFailed) as failed:
+        program(config, stack="v100")
+    assert "--secret registryPassword" in str(failed.value)
+    assert "hunter2" not in str(failed.value)
+    assert failed.value.resources == []
