@@ -1,0 +1,34 @@
+# Everything bootstraps itself: a fresh machine with only python3 can run `make test`.
+SHELL := /bin/bash
+STACK ?= v100
+TOOLS := .tools
+UV := $(shell command -v uv 2>/dev/null || echo $(TOOLS)/bin/uv)
+
+.PHONY: test pytest typecheck plan check env clean
+
+$(TOOLS)/bin/uv:
+	python3 -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet uv
+
+env: $(UV)
+	$(UV) sync --frozen --quiet
+
+## make test: the unit and mock-engine tests, then the type check (what CI runs)
+test: pytest typecheck
+
+pytest: env
+	$(UV) run --frozen pytest -q
+
+typecheck: env
+	$(UV) run --frozen mypy
+
+## make plan STACK=v100: what `pulumi up -s STACK` would deploy, offline
+plan: env
+	$(UV) run --frozen vllm-stack plan $(STACK)
+
+## make check: the compatibility rules over every stack file
+check: env
+	$(UV) run --frozen vllm-stack check
+
+clean:
+	rm -rf $(TOOLS) .venv .pytest_cache .mypy_cache
