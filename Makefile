@@ -4,7 +4,7 @@ STACK ?= v100
 TOOLS := .tools
 UV := $(shell command -v uv 2>/dev/null || echo $(TOOLS)/bin/uv)
 
-.PHONY: test pytest typecheck plan check env clean
+.PHONY: test pytest typecheck plan check env clean bench
 
 $(TOOLS)/bin/uv:
 	python3 -m venv $(TOOLS)
@@ -32,3 +32,7 @@ check: env
 
 clean:
 	rm -rf $(TOOLS) .venv .pytest_cache .mypy_cache
+
+## make bench: start-up time of the CLI and of each backend's import path
+bench: env
+	$(UV) run --frozen python benchmarks/startup.py

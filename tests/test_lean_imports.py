@@ -1,0 +1,25 @@
+"""Start-up stays lean: each path imports only the provider package it uses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _heavy_modules(code: str) -> set[str]:
+    probe = (code + "; import sys; print(','.join(m for m in "
+             "('pulumi', 'pulumi_docker', 'pulumi_kubernetes') if m in sys.modules), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    return set(filter(None, done.stderr.strip().splitlines()[-1].split(",")))
+
+
+def test_offline_cli_imports_no_pulumi() -> None:
+    assert _heavy_modules("from components.cli import main; main(['plan', 'v100', '--json'])") == set()
+
+
+def test_docker_program_does_not_import_kubernetes() -> None:
+    assert _heavy_modules("import components.program, components.docker.vllm_deployment") == {
+        "pulumi", "pulumi_docker"}
