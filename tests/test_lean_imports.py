@@ -10,10 +10,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _heavy_modules(code: str) -> set[str]:
-    probe = (code + "; import sys; print(','.join(m for m in "
+    probe = (code + "; import sys; print('HEAVY:' + ','.join(m for m in "
              "('pulumi', 'pulumi_docker', 'pulumi_kubernetes') if m in sys.modules), file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
-    return set(filter(None, done.stderr.strip().splitlines()[-1].split(",")))
+    marker = next(line for line in done.stderr.splitlines() if line.startswith("HEAVY:"))
+    return set(filter(None, marker.removeprefix("HEAVY:").split(",")))
 
 
 def test_offline_cli_imports_no_pulumi() -> None:
