@@ -1,11 +1,32 @@
-"""Compatibility rules: hardware, model and engine facts checked before anything is deployed."""
+"""Compatibility rules: hardware, model and engine facts checked before anything is deployed.
+
+The rules are data (`RULES`, one `Rule` per code, grouped by topic in the modules below);
+`check` runs them all. docs/rules.md is one row per entry, kept in sync by a test.
+"""
 
 from __future__ import annotations
 
 from ..deployment_spec import DeploymentSpec
-from ..findings import Finding
+from ..findings import Finding, Severity
+from . import capacity_rules, container, engine_flags, image, parallelism, precision
+from .base import Context, Rule
+
+RULES: tuple[Rule, ...] = (
+    *precision.RULES,
+    *parallelism.RULES,
+    *capacity_rules.RULES,
+    *engine_flags.RULES,
+    *image.RULES,
+    *container.RULES,
+)
+RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
+assert len(RULES_BY_CODE) == len(RULES), "rule codes must be unique"
+
+__all__ = ["RULES", "RULES_BY_CODE", "Rule", "check"]
 
 
 def check(spec: DeploymentSpec) -> list[Finding]:
-    """Every finding for `spec`, errors first. Rules arrive with issue 3; none yet."""
-    return []
+    """Every finding for `spec`: errors first, then warnings, each in the table's order."""
+    ctx = Context(spec)
+    findings = [f for f in (rule.run(ctx) for rule in RULES) if f is not None]
+    return sorted(findings, key=lambda f: f.severity != Severity.ERROR)  # stable sort

@@ -1,0 +1,43 @@
+"""Fixtures for the core tests: the shipped stacks' settings, and a way to edit them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.core.deployment_spec import DeploymentSpec, resolve
+from components.core.settings import StackSettings
+from components.core.stack_file import load_settings, read_stack_file
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def shipped_settings(stack: str) -> StackSettings:
+    return load_settings(read_stack_file(ROOT / f"Pulumi.{stack}.yaml"))
+
+
+def edit(settings: StackSettings, **sections: Any) -> StackSettings:
+    """`edit(s, engine={"dtype": "bfloat16"})`: a copy with fields of sections replaced."""
+    update: dict[str, Any] = {}
+    for name, fields in sections.items():
+        if name == "secrets_set":
+            update[name] = fields
+        else:
+            update[name] = getattr(settings, name).model_copy(update=fields)
+    return settings.model_copy(update=update)
+
+
+def spec_of(settings: StackSettings, stack: str = "test") -> DeploymentSpec:
+    return resolve(settings, stack)
+
+
+@pytest.fixture(scope="session")
+def v100() -> StackSettings:
+    return shipped_settings("v100")
+
+
+@pytest.fixture(scope="session")
+def a100() -> StackSettings:
+    return shipped_settings("a100")

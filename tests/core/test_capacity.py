@@ -1,0 +1,150 @@
+"""The capacity planner: vLLM's KV arithmetic, the worked example, the shipped stacks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from components.core.capacity import (
+    DEFAULT_GPU_MEMORY_UTILIZATION,
+    CapacityInputs,
+    compute_dtype,
+    parse_vllm_version,
+    plan,
+    plan_capacity,
+)
+from components.core.gpu_catalog import GPUS
+from components.core.hf_config import load_hf_config
+from components.core.model_catalog import MODELS, ModelArchitecture
+from components.core.settings import StackSettings
+
+from .conftest import ROOT, edit, spec_of
+
+FIXTURES = ROOT / "tests" / "fixtures" / "hf"
+
+
+@pytest.fixture(scope="module")
+def qwen3_4b() -> ModelArchitecture:
+    return load_hf_config(FIXTURES / "qwen3-4b.config.json")
+
+
+# vllm-facts.md: Qwen3-4B on an L4, vLLM logged 11.47 GiB -> 83,488 tokens bf16, 166,992 fp8.
+@pytest.mark.parametrize(("kv_dtype", "logged"), [(None, 83_488), ("fp8", 166_992)])
+def test_worked_example_within_one_percent(qwen3_4b: ModelArchitecture, kv_dtype: str | None,
+                                           logged: int) -> None:
+    result = plan(CapacityInputs(model=qwen3_4b, gpu=GPUS["L4"], available_kv_gib=11.47,
+                                 kv_cache_dtype=kv_dtype))
+    assert abs(result.kv_cache_tokens - logged) / logged < 0.01
+    assert result.kv_cache_tokens % 16 == 0  # whole blocks
+    assert result.vllm_logged_kv_tokens == result.kv_cache_tokens  # dense: one KV group
+
+
+def test_kv_bytes_per_token_formula(qwen3_4b: ModelArchitecture) -> None:
+    result = plan(CapacityInputs(model=qwen3_4b, gpu=GPUS["L4"]))
+    assert result.kv_bytes_per_token_per_gpu == 2 * 36 * 8 * 128 * 2
+
+
+def test_estimate_without_log_is_close_to_vllm(qwen3_4b: ModelArchitecture) -> None:
+    """Budget 0.9 x L4 minus weights and overheads lands within 1% of the 11.47 GiB vLLM logged."""
+    result = plan(CapacityInputs(model=qwen3_4b, gpu=GPUS["L4"], vllm_version=(0, 19, 1)))
+    assert result.gpu_memory_utilization == DEFAULT_GPU_MEMORY_UTILIZATION
+    assert result.max_model_len == qwen3_4b.max_position_embeddings
+    assert abs(result.available_kv_gib - 11.47) / 11.47 < 0.01
+
+
+def test_kv_heads_replicate_below_one_per_gpu() -> None:
+    """Qwen3.5-27B at TP 8: 4 KV heads -> max(1, 4 // 8) = 1 per GPU, 16 KiB/token in bf16."""
+    result = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["A100-80GB"], tp=8))
+    assert result.kv_bytes_per_token_per_gpu == 16 * 1024
+
+
+def test_pipeline_stages_split_layers_and_weights() -> None:
+    one = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["A100-80GB"], tp=4))
+    two = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["A100-80GB"], tp=4, pp=2))
+    assert two.kv_bytes_per_token_per_gpu * 2 == one.kv_bytes_per_token_per_gpu
+    assert two.weights_gib_per_gpu == pytest.approx(one.weights_gib_per_gpu / 2)
+
+
+def test_hybrid_linear_state_and_block_size() -> None:
+    """48 Gated DeltaNet layers at TP 8: conv (10240/8 x 3 x 2 B) + state (6 x 128 x 128 x 4 B)."""
+    result = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["V100-32GB"], tp=8,
+                                 dtype="half"))
+    per_layer = 1280 * 3 * 2 + 6 * 128 * 128 * 4
+    assert result.linear_state_bytes_per_seq_per_gpu == 48 * per_layer
+    # attention block grown (in steps of 16) until a page holds one layer's state
+    assert result.block_size == 400 and result.block_size * 2 * 256 * 2 >= per_layer
+    # vLLM logs the pool divided by its 4 layer groups (1 attention + 3 linear)
+    assert result.vllm_logged_kv_tokens == pytest.approx(result.kv_cache_tokens / 4, rel=0.01)
+
+
+def test_weights_that_do_not_fit() -> None:
+    result = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["V100-32GB"], dtype="half"))
+    assert not result.weights_fit and not result.fits_one_request
+    assert result.kv_cache_tokens == 0 and result.max_model_len_that_fits == 0
+
+
+def test_context_that_does_not_fit_reports_the_longest_that_does() -> None:
+    result = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["A100-80GB"], tp=4,
+                                 available_kv_gib=2.0, max_model_len=262_144))
+    assert result.weights_fit and not result.fits_one_request
+    shorter = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["A100-80GB"], tp=4,
+                                  available_kv_gib=2.0, max_model_len=result.max_model_len_that_fits))
+    assert shorter.fits_one_request
+
+
+def test_cuda_graphs_count_from_v0_21() -> None:
+    old = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["A100-80GB"], tp=4,
+                              vllm_version=(0, 19, 1)))
+    new = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["A100-80GB"], tp=4,
+                              vllm_version=(0, 21, 0)))
+    assert old.cuda_graph_gib == 0 and new.cuda_graph_gib > 0
+    assert new.available_kv_gib < old.available_kv_gib
+
+
+def test_dtype_resolution() -> None:
+    model = MODELS["Qwen3.5-27B"]
+    assert compute_dtype(model, GPUS["V100-32GB"], None) == "float16"
+    assert compute_dtype(model, GPUS["A100-80GB"], "auto") == "bfloat16"
+    assert compute_dtype(model, GPUS["A100-80GB"], "half") == "float16"
+    assert compute_dtype(model, GPUS["A100-80GB"], "float") == "float32"
+
+
+@pytest.mark.parametrize(("tag", "version"), [
+    ("v0.19.1", (0, 19, 1)), ("v0.19.1-cu130", (0, 19, 1)), ("0.20.0", (0, 20, 0)),
+    ("latest", None), ("nightly", None), (None, None),
+])
+def test_parse_vllm_version(tag: str | None, version: tuple[int, int, int] | None) -> None:
+    assert parse_vllm_version(tag) == version
+
+
+def test_as_dict_keys_and_rounding(v100: StackSettings) -> None:
+    data = plan_capacity(spec_of(v100)).as_dict()
+    for key in ("weights_gib_per_gpu", "kv_bytes_per_token_per_gpu", "available_kv_gib",
+                "kv_cache_tokens", "max_concurrency", "budget_gib", "overhead_gib",
+                "linear_state_bytes_per_seq_per_gpu", "max_model_len", "fits_one_request"):
+        assert key in data
+    assert all(round(v, 2) == v for v in data.values() if isinstance(v, float))
+    assert data == plan_capacity(spec_of(v100)).as_dict()  # deterministic
+
+
+def test_shipped_stacks_fit(v100: StackSettings, a100: StackSettings) -> None:
+    small = plan_capacity(spec_of(v100))
+    big = plan_capacity(spec_of(a100))
+    assert small.fits_one_request and small.max_concurrency > 50  # 8k context, 8 GPUs
+    assert big.fits_one_request and big.max_concurrency > 10  # 256k context, FP8 KV
+    assert big.kv_bytes_per_token_per_gpu == 17 * 2 * 1 * 256 * 1  # 16 layers + 1 MTP, fp8
+
+
+def test_mtp_draft_adds_attention_layer(a100: StackSettings) -> None:
+    without = edit(a100, engine={"speculative_config": None})
+    assert plan_capacity(spec_of(without)).kv_bytes_per_token_per_gpu == 16 * 2 * 256
+
+
+def test_config_json_matches_catalog_layout() -> None:
+    parsed = load_hf_config(Path(FIXTURES / "qwen3.5-27b.config.json"))
+    ours = plan(CapacityInputs(model=parsed, gpu=GPUS["A100-80GB"], tp=4, available_kv_gib=40))
+    catalog = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["A100-80GB"], tp=4,
+                                  available_kv_gib=40))
+    assert ours.kv_cache_tokens == catalog.kv_cache_tokens
+    assert ours.max_concurrency == catalog.max_concurrency
