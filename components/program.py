@@ -6,16 +6,18 @@ bad config fails `pulumi preview` with the key and the fix and leaves no half de
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import pulumi
 from pulumi.runtime import config as runtime_config
 
+from .core.capacity import plan_capacity
 from .core.deployment_spec import DeploymentSpec, resolve
-from .core.findings import PROJECT, ConfigError, Finding, Severity, config_key
+from .core.findings import PROJECT, ConfigError, Finding, Severity
 from .core.rules import check
-from .core.settings import SECRET_KEYS, StackSettings
+from .core.settings import SECRET_KEYS
 from .core.stack_config import parse_stack_config
 
 
@@ -38,13 +40,15 @@ def _raw_config() -> tuple[dict[str, Any], set[str]]:
     return values, secret_keys
 
 
-def _required_secrets(settings: StackSettings) -> list[Finding]:
-    if settings.image.username and "registryPassword" not in settings.secrets_set:
-        return [Finding(
-            "registry-password-missing", Severity.ERROR, config_key("registryPassword"),
-            f"image.username is {settings.image.username!r} but no registry password is set",
-            "run: pulumi config set --secret registryPassword")]
-    return []
+# Offline, a stack file cannot show whether a secret is set, so these rules only warn there.
+# Under Pulumi the config is complete: a missing secret would fail mid-deployment, so block.
+BLOCKING_WHEN_DEPLOYING = frozenset({"registry-password-missing"})
+
+
+def _deploy_severity(finding: Finding) -> Finding:
+    if finding.code in BLOCKING_WHEN_DEPLOYING:
+        return dataclasses.replace(finding, severity=Severity.ERROR)
+    return finding
 
 
 def load_spec() -> DeploymentSpec:
@@ -52,7 +56,7 @@ def load_spec() -> DeploymentSpec:
     values, secret_keys = _raw_config()
     settings = parse_stack_config(values, secret_keys)
     spec = resolve(settings, pulumi.get_stack())
-    findings = _required_secrets(settings) + check(spec)
+    findings = [_deploy_severity(f) for f in check(spec)]
     errors = [f for f in findings if f.severity is Severity.ERROR]
     for warning in (f for f in findings if f.severity is Severity.WARNING):
         pulumi.log.warn(warning.line())
@@ -78,10 +82,11 @@ def build() -> dict[str, Any]:
         # RunError prints the message alone: the operator needs the keys, not a traceback
         raise pulumi.RunError(str(exc)) from None
     secrets = _secrets(spec)
+    capacity = {"capacity": plan_capacity(spec).as_dict()}
     if spec.settings.target.kind == "kubernetes":
         from .kubernetes.vllm_kubernetes import VllmKubernetes
 
-        return dict(VllmKubernetes(spec.name, spec, secrets).outputs)
+        return {**VllmKubernetes(spec.name, spec, secrets).outputs, **capacity}
     from .docker.vllm_deployment import VllmDeployment
 
-    return dict(VllmDeployment(spec, secrets).outputs)
+    return {**VllmDeployment(spec, secrets).outputs, **capacity}

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pulumi
 import pytest
 
 from tests.conftest import shipped_stack
-from tests.pulumi_harness import ProgramFailed
+from tests.pulumi_harness import ProgramFailed, stack_config
 
 
 def _with(stack: str, section: str, **changes: Any) -> dict[str, Any]:
@@ -60,3 +61,30 @@ def test_password_in_plain_config_is_refused(program) -> None:
     assert "--secret registryPassword" in str(failed.value)
     assert "hunter2" not in str(failed.value)
     assert failed.value.resources == []
+
+
+INVALID_STACKS = Path(__file__).resolve().parent / "stacks" / "invalid"
+
+
+@pytest.mark.parametrize("path", sorted(INVALID_STACKS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_incompatible_stack_fails_preview_with_the_fix(program, path: Path) -> None:
+    """bf16 on V100, FP8 KV on V100, TP 3, weights that do not fit: refused at `pulumi preview`."""
+    from components.core.deployment_spec import resolve
+    from components.core.rules import check
+    from components.core.stack_file import load_settings, read_stack_file
+
+    expected = [f for f in check(resolve(load_settings(read_stack_file(path)), path.stem))
+                if f.severity.value == "error"]
+    assert expected, "the fixture must break a rule"
+    with pytest.raises(ProgramFailed) as failed:
+        program(stack_config(path), stack=path.stem, secrets={"registryPassword": "pw"}, preview=True)
+    assert failed.value.resources == []
+    for finding in expected:
+        assert finding.key in str(failed.value) and finding.fix in str(failed.value)
+
+
+def test_capacity_is_a_stack_output(program) -> None:
+    run = program(shipped_stack("v100"), stack="v100", secrets={"registryPassword": "pw"})
+    capacity = run.outputs["capacity"]
+    assert capacity["kv_bytes_per_token_per_gpu"] == 2 * 16 * 1 * 256 * 2  # facts: 16 KiB/token/GPU at TP 8
+    assert capacity["fits_one_request"] is True and capacity["max_concurrency"] >= 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .capacity import plan_capacity
 from .deployment_spec import DeploymentSpec
 from .docker_container import container_spec
 from .docker_run import docker_run_command
@@ -78,6 +79,7 @@ def deployment_plan(spec: DeploymentSpec, findings: list[Finding]) -> dict[str, 
         "env": dict(spec.env),
         "secretEnv": list(spec.secret_env),
         "endpoints": spec.endpoints(),
+        "capacity": plan_capacity(spec).as_dict(),
         "findings": [f.as_dict() for f in findings],
         "resources": [{"type": t, "name": n} for t, n in planned_docker_resources(spec)],
         "dockerRunCommand": docker_run_command(c),
