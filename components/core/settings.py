@@ -465,6 +465,8 @@ class StackSettings(Section):
     """The container."""
     network: NetworkSettings = Field(default_factory=NetworkSettings)
     """Ports and addresses."""
+    kubernetes: _k8s.KubernetesSettings = Field(default_factory=lambda: _k8s.KubernetesSettings())
+    """Cluster settings, used when target.kind is kubernetes."""
     secrets_set: frozenset[str] = frozenset()
     """Names of the secret keys present in the stack (values stay with Pulumi)."""
 
@@ -479,3 +481,8 @@ class StackSettings(Section):
 SECTIONS: tuple[str, ...] = tuple(
     name for name in StackSettings.model_fields if name != "secrets_set"
 )
+
+# Imported last: kubernetes_settings subclasses Section from this module. `from . import` also
+# works when kubernetes_settings is imported first (partially initialized); pydantic resolves
+# the annotation above when StackSettings is first used.
+from . import kubernetes_settings as _k8s  # noqa: E402

@@ -1,0 +1,1 @@
+"""The Kubernetes backend (`target.kind: kubernetes`); the only package that imports pulumi_kubernetes."""

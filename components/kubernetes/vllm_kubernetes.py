@@ -1,0 +1,151 @@
+"""`VllmKubernetes`: the vLLM server on a Kubernetes cluster, from the same spec as the Docker host.
+
+The objects are those `vllm-stack render --format k8s` prints (`components.core.kubernetes_manifests`);
+this component only adds what a plain manifest cannot say: secret values as Pulumi secrets,
+`retain_on_delete`/`protect` on a weights claim the stack creates, and `custom_timeouts` on the
+Deployment long enough for the model load (Pulumi's await gives up after 10 minutes by default).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..core.deployment_spec import DeploymentSpec
+from ..core.kubernetes_manifests import (
+    DOCKER_HUB,
+    KubernetesObjects,
+    Obj,
+    dockerconfigjson,
+    render_objects,
+    rollout_seconds,
+    secret_env_keys,
+)
+
+TYPE = "vllm-serving:kubernetes:VllmKubernetes"
+# Beyond the rollout deadline, so Kubernetes reports ProgressDeadlineExceeded before Pulumi gives up.
+TIMEOUT_MARGIN_SECONDS = 300
+
+
+def deployment_timeout(spec: DeploymentSpec) -> str:
+    """`custom_timeouts` for the Deployment's create and update, in whole minutes."""
+    return f"{math.ceil((rollout_seconds(spec) + TIMEOUT_MARGIN_SECONDS) / 60)}m"
+
+
+class VllmKubernetes(pulumi.ComponentResource):
+    """Namespace, pull and credential Secrets, claims, Deployment, Service, NetworkPolicy, PDB."""
+
+    outputs: dict[str, pulumi.Input[Any]]
+
+    def __init__(
+        self,
+        name: str,
+        spec: DeploymentSpec,
+        secrets: Mapping[str, pulumi.Input[str]] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        self._spec = spec
+        self._secrets = dict(secrets or {})
+        objects = render_objects(spec)  # secret values masked; the real ones are set below
+        self.namespace_resource: k8s.core.v1.Namespace | None = None
+        if objects.namespace is not None:
+            # Deleting a namespace deletes every claim in it: keep it when it holds the weights.
+            self.namespace_resource = k8s.core.v1.Namespace(
+                f"{name}-namespace", metadata=objects.namespace["metadata"],
+                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=objects.weights_claim is not None))
+        first = [self.namespace_resource] if self.namespace_resource else []
+        self.registry_secret = self._registry_secret(name, objects, first)
+        self.credentials_secret = self._credentials_secret(name, objects, first)
+        self.weights_claim = self._claim(f"{name}-weights", objects.weights_claim, first, keep=True)
+        self.cache_claim = self._claim(f"{name}-cache", objects.cache_claim, first, keep=False)
+        needed = [r for r in (*first, self.registry_secret, self.credentials_secret,
+                              self.weights_claim, self.cache_claim) if r is not None]
+        timeout = deployment_timeout(spec)
+        self.deployment = k8s.apps.v1.Deployment(
+            name, metadata=objects.deployment["metadata"], spec=objects.deployment["spec"],
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=needed,
+                custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout)))
+        self.service = k8s.core.v1.Service(
+            name, metadata=objects.service["metadata"], spec=objects.service["spec"],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=first))
+        self.network_policy: k8s.networking.v1.NetworkPolicy | None = None
+        if objects.network_policy is not None:
+            self.network_policy = k8s.networking.v1.NetworkPolicy(
+                name, metadata=objects.network_policy["metadata"], spec=objects.network_policy["spec"],
+                opts=pulumi.ResourceOptions(parent=self, depends_on=first))
+        self.disruption_budget: k8s.policy.v1.PodDisruptionBudget | None = None
+        if objects.disruption_budget is not None:
+            self.disruption_budget = k8s.policy.v1.PodDisruptionBudget(
+                name, metadata=objects.disruption_budget["metadata"],
+                spec=objects.disruption_budget["spec"],
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*first, self.deployment]))
+        self.outputs = self._outputs(objects)
+        self.register_outputs(self.outputs)
+
+    def _secret(self, key: str) -> pulumi.Output[str]:
+        if key not in self._secrets:
+            raise ValueError(f"the stack sets the secret {key} but no value was passed to VllmKubernetes")
+        return pulumi.Output.secret(self._secrets[key])
+
+    def _registry_secret(self, name: str, objects: KubernetesObjects,
+                         first: list[k8s.core.v1.Namespace]) -> k8s.core.v1.Secret | None:
+        obj = objects.registry_secret
+        if obj is None:
+            return None
+        image = self._spec.settings.image
+        registry, username = image.registry or DOCKER_HUB, image.username or ""
+        config = self._secret("registryPassword").apply(
+            lambda password: dockerconfigjson(registry, username, password))
+        return k8s.core.v1.Secret(
+            f"{name}-registry", metadata=obj["metadata"], type=obj["type"],
+            string_data={".dockerconfigjson": config},  # secret: derived from a secret
+            opts=pulumi.ResourceOptions(parent=self, depends_on=first))
+
+    def _credentials_secret(self, name: str, objects: KubernetesObjects,
+                            first: list[k8s.core.v1.Namespace]) -> k8s.core.v1.Secret | None:
+        obj = objects.credentials_secret
+        if obj is None:
+            return None
+        data = {env: self._secret(key) for env, key in secret_env_keys(self._spec).items()}
+        return k8s.core.v1.Secret(
+            f"{name}-credentials", metadata=obj["metadata"], type=obj["type"], string_data=data,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=first))
+
+    def _claim(self, logical: str, obj: Obj | None, first: list[k8s.core.v1.Namespace],
+               keep: bool) -> k8s.core.v1.PersistentVolumeClaim | None:
+        """A claim; the weights claim survives `destroy` (and is protected with model.protect)."""
+        if obj is None:
+            return None
+        options = pulumi.ResourceOptions(parent=self, depends_on=first)
+        if keep:
+            options = pulumi.ResourceOptions.merge(options, pulumi.ResourceOptions(
+                retain_on_delete=True, protect=self._spec.settings.model.protect))
+        return k8s.core.v1.PersistentVolumeClaim(
+            logical, metadata=obj["metadata"], spec=obj["spec"], opts=options)
+
+    def _outputs(self, objects: KubernetesObjects) -> dict[str, pulumi.Input[Any]]:
+        spec = self._spec
+        service_name = self.service.metadata.apply(lambda m: m.name or spec.name)
+        fallback = spec.settings.kubernetes.namespace
+        namespace = (
+            self.namespace_resource.metadata.apply(lambda m: m.name or fallback) if self.namespace_resource
+            else pulumi.Output.from_input(fallback))
+        origin = pulumi.Output.concat(
+            "http://", service_name, ".", namespace, ".svc.cluster.local:",
+            str(objects.service["spec"]["ports"][0]["port"]))
+        return {
+            "baseUrl": pulumi.Output.concat(origin, "/v1"),
+            "healthUrl": pulumi.Output.concat(origin, "/health"),
+            "modelsUrl": pulumi.Output.concat(origin, "/v1/models"),
+            "metricsUrl": pulumi.Output.concat(origin, "/metrics"),
+            "servedModelName": spec.served_model_name,
+            "vllmArgs": list(spec.args),
+            "namespace": namespace,
+            "serviceName": service_name,
+        }

@@ -1,0 +1,86 @@
+"""`vllm-stack render`: every stack in every format, offline; secrets masked unless revealed."""
+
+from __future__ import annotations
+
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.cli import main
+from components.core.docker_container import MASK
+from tests.kubernetes.stacks import ROOT
+
+
+def _render(capsys: pytest.CaptureFixture[str], *argv: str, project: Path = ROOT) -> tuple[int, str, str]:
+    code = main(["--project-dir", str(project), "render", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _with_secret_stack(tmp_path: Path) -> Path:
+    """A copy of a100-k8s whose stack file holds an (encrypted) apiKey, as `pulumi config set --secret` writes it."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    text = (ROOT / "Pulumi.a100-k8s.yaml").read_text()
+    text += "  vllm-serving:apiKey:\n    secure: AAABAKx0aW1lc3RhbXA=\n"
+    (tmp_path / "Pulumi.a100-k8s.yaml").write_text(text)
+    return tmp_path
+
+
+def test_k8s_multi_document(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _render(capsys, "a100-k8s", "--format", "k8s")
+    assert code == 0
+    kinds = [d["kind"] for d in yaml.safe_load_all(out)]
+    assert kinds == ["Namespace", "PersistentVolumeClaim", "Deployment", "Service", "NetworkPolicy"]
+
+
+@pytest.mark.parametrize("stack", ["a100", "v100", "a100-k8s"])
+@pytest.mark.parametrize("fmt", ["k8s", "docker-run", "compose"])
+def test_every_stack_in_every_format(capsys: pytest.CaptureFixture[str], stack: str, fmt: str) -> None:
+    code, out, err = _render(capsys, stack, "--format", fmt)
+    assert code == 0, err
+    if fmt == "docker-run":
+        assert out.startswith("docker run -d")
+    else:
+        assert list(yaml.safe_load_all(out))
+
+
+def test_compose_of_a100(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = _render(capsys, "a100", "--format", "compose")
+    service = yaml.safe_load(out)["services"]["vllm"]
+    assert service["deploy"]["resources"]["reservations"]["devices"][0]["device_ids"] == ["6", "7", "8", "9"]
+
+
+def test_secrets_masked_then_revealed_from_env(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _with_secret_stack(tmp_path)
+    monkeypatch.setenv("VLLM_SERVING_SECRET_APIKEY", "SENTINEL-apikey-123")
+    _, out, _ = _render(capsys, "a100-k8s", "--format", "k8s", project=project)
+    secret = next(d for d in yaml.safe_load_all(out) if d["kind"] == "Secret")
+    assert secret["stringData"] == {"VLLM_API_KEY": MASK}
+    assert "SENTINEL" not in out
+    _, out, _ = _render(capsys, "a100-k8s", "--format", "docker-run", "--reveal-secrets", project=project)
+    assert "VLLM_API_KEY=SENTINEL-apikey-123" in out
+    monkeypatch.delenv("VLLM_SERVING_SECRET_APIKEY")
+    _, out, err = _render(capsys, "a100-k8s", "--format", "compose", "--reveal-secrets", project=project)
+    assert yaml.safe_load(out)["services"]["vllm"]["environment"]["VLLM_API_KEY"] == MASK
+    assert "VLLM_SERVING_SECRET_APIKEY" in err
+
+
+def test_output_file_private_when_revealing(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _with_secret_stack(tmp_path / "p")
+    out_file = tmp_path / "manifests.yaml"
+    monkeypatch.setenv("VLLM_SERVING_SECRET_APIKEY", "SENTINEL-apikey-123")
+    code, out, _ = _render(capsys, "a100-k8s", "--reveal-secrets", "-o", str(out_file), project=project)
+    assert code == 0 and out == ""
+    assert "SENTINEL-apikey-123" in out_file.read_text()
+    assert stat.S_IMODE(out_file.stat().st_mode) == 0o600
+
+
+def test_unknown_stack_is_a_config_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _render(capsys, "nope", "--format", "k8s")
+    assert code == 1 and "no such stack file" in err

@@ -1,0 +1,201 @@
+"""`VllmKubernetes` under Pulumi's mocks: what the engine would be asked to create."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import kubernetes_validate
+import pulumi
+import pytest
+from google.protobuf import json_format
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc, settings
+
+from components.core.deployment_spec import DeploymentSpec
+from components.core.kubernetes_manifests import kubernetes_objects, rollout_seconds
+from tests.conftest import RunProgram, shipped_stack
+from tests.kubernetes.stacks import KUBERNETES_VERSION, make_spec
+
+SENTINEL = "SENTINEL-apikey-123"
+SECRETS = {"apiKey": SENTINEL, "registryPassword": "SENTINEL-registry-456", "hfToken": "SENTINEL-hf-789"}
+SECRET_SIG = rpc._special_sig_key
+
+
+@dataclass
+class Captured:
+    type: str
+    name: str
+    inputs: dict[str, Any]
+    raw: dict[str, Any]
+    custom_timeouts: dict[str, str]
+    retain_on_delete: bool
+    protect: bool
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        outputs = dict(args.inputs)
+        if args.typ.startswith("kubernetes:"):  # the provider fills metadata.name
+            outputs["metadata"] = {"name": args.name, **(outputs.get("metadata") or {})}
+        return f"{args.name}-id", outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        return {}
+
+
+class _Monitor(pulumi_mocks.MockMonitor):
+    def __init__(self, mocks: _Mocks) -> None:
+        super().__init__(mocks)
+        self.captured: list[Captured] = []
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC name
+        t = request.customTimeouts
+        self.captured.append(Captured(
+            request.type, request.name, _as_manifest(rpc.deserialize_properties(request.object)),
+            json_format.MessageToDict(request.object),
+            {k: getattr(t, k) for k in ("create", "update", "delete") if getattr(t, k)},
+            request.retainOnDelete, request.protect))
+        return super().RegisterResource(request)
+
+
+@pytest.fixture
+def monitor() -> Iterator[_Monitor]:
+    """Mocks for one test (they are process-global, so never at module level)."""
+    mocks = _Mocks()
+    mon = _Monitor(mocks)
+    settings.ROOT.set(None)
+    pulumi.runtime.set_mocks(mocks, project="vllm-serving", stack="a100-k8s", preview=False, monitor=mon)
+    yield mon
+
+
+def _spec() -> DeploymentSpec:
+    return make_spec(secrets=("apiKey", "registryPassword", "hfToken"),
+                     image={"username": "robot", "registry": "harbor.local:30000"},
+                     model={"protect": True},
+                     kubernetes={"weights": {"claim": {"size": "64g", "storageClassName": "fast"}}})
+
+
+def _build(spec: DeploymentSpec) -> Any:
+    from components.kubernetes.vllm_kubernetes import VllmKubernetes
+
+    secrets = {k: pulumi.Output.secret(v) for k, v in SECRETS.items()}
+    component = VllmKubernetes("vllm", spec, secrets)
+    children = [component.namespace_resource, component.registry_secret, component.credentials_secret,
+                component.weights_claim, component.cache_claim, component.deployment, component.service,
+                component.network_policy, component.disruption_budget]
+    urns = [c.urn for c in children if c is not None]
+    # resolve once every child is registered, not just those the outputs depend on
+    return pulumi.Output.all(pulumi.Output.all(*urns), pulumi.Output.all(**component.outputs)).apply(
+        lambda both: both[1])
+
+
+def _one(mon: _Monitor, suffix: str, name: str | None = None) -> Captured:
+    found = [c for c in mon.captured if c.type.endswith(suffix) and name in (None, c.name)]
+    assert len(found) == 1, [c.name for c in found]
+    return found[0]
+
+
+def _pod(mon: _Monitor) -> dict[str, Any]:
+    return _one(mon, "apps/v1:Deployment").inputs["spec"]["template"]["spec"]
+
+
+def _plain(raw: Any) -> str:
+    """The wire form without anything under a secret marker."""
+    if isinstance(raw, dict):
+        return "" if SECRET_SIG in raw else " ".join(f"{k} {_plain(v)}" for k, v in raw.items())
+    if isinstance(raw, list):
+        return " ".join(_plain(v) for v in raw)
+    return json.dumps(raw)
+
+
+@pulumi.runtime.test
+def test_deployment_gpus_probes_shm_and_weights(monitor: _Monitor) -> Any:
+    spec = _spec()
+
+    def check(outputs: dict[str, Any]) -> None:
+        pod = _pod(monitor)
+        container = pod["containers"][0]
+        assert container["resources"]["limits"]["nvidia.com/gpu"] == "4"
+        assert container["args"] == list(spec.args) == outputs["vllmArgs"]
+        startup = container["startupProbe"]
+        assert startup["failureThreshold"] * startup["periodSeconds"] >= spec.startup_seconds
+        shm = next(v for v in pod["volumes"] if v["name"] == "dshm")
+        assert shm["emptyDir"] == {"medium": "Memory", "sizeLimit": "32Gi"}
+        weights = next(m for m in container["volumeMounts"] if m["name"] == "weights")
+        assert weights["readOnly"] is True
+        assert pod["imagePullSecrets"] == [{"name": "vllm-registry"}]
+        registry = _one(monitor, "core/v1:Secret", "vllm-registry").inputs
+        assert registry["type"] == "kubernetes.io/dockerconfigjson"
+        assert outputs["baseUrl"] == "http://vllm.vllm.svc.cluster.local:8000/v1"
+        assert outputs["serviceName"] == "vllm" and outputs["namespace"] == "vllm"
+
+    return _build(spec).apply(check)
+
+
+@pulumi.runtime.test
+def test_timeouts_and_retained_claim(monitor: _Monitor) -> Any:
+    spec = _spec()
+
+    def check(_: Any) -> None:
+        deployment = _one(monitor, "apps/v1:Deployment")
+        for op in ("create", "update"):
+            minutes = int(deployment.custom_timeouts[op].removesuffix("m"))
+            assert minutes * 60 > rollout_seconds(spec) > spec.startup_seconds
+        weights = _one(monitor, "PersistentVolumeClaim", "vllm-weights")
+        assert weights.retain_on_delete and weights.protect
+        cache = _one(monitor, "PersistentVolumeClaim", "vllm-cache")
+        assert not cache.protect
+        # a destroyed namespace would take the claim with it
+        assert _one(monitor, "core/v1:Namespace").retain_on_delete
+
+    return _build(spec).apply(check)
+
+
+@pulumi.runtime.test
+def test_secret_values_only_inside_secrets(monitor: _Monitor) -> Any:
+    def check(_: Any) -> None:
+        env = _pod(monitor)["containers"][0]["env"]
+        assert all("value" not in e for e in env)
+        assert {e["valueFrom"]["secretKeyRef"]["key"] for e in env} == {"VLLM_API_KEY", "HF_TOKEN"}
+        for c in monitor.captured:
+            text = _plain(c.raw)
+            assert "SENTINEL" not in text, f"{c.type} {c.name} carries a secret in plain text"
+            if not c.type.endswith("core/v1:Secret"):
+                assert "SENTINEL" not in json.dumps(c.inputs, default=str), c.name
+        creds = _one(monitor, "core/v1:Secret", "vllm-credentials")
+        assert creds.inputs["stringData"] == {"VLLM_API_KEY": SENTINEL, "HF_TOKEN": SECRETS["hfToken"]}
+        registry = _one(monitor, "core/v1:Secret", "vllm-registry").inputs["stringData"]
+        assert json.loads(registry[".dockerconfigjson"])["auths"]["harbor.local:30000"]["password"] \
+            == SECRETS["registryPassword"]
+
+    return _build(_spec()).apply(check)
+
+
+def _as_manifest(value: Any) -> Any:
+    """Mock inputs as a manifest: secrets unwrapped, numbers (floats over the wire) whole again."""
+    if isinstance(value, dict) and SECRET_SIG in value:
+        return _as_manifest(value["value"])
+    if isinstance(value, dict):
+        return {k: _as_manifest(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_manifest(v) for v in value]
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def test_real_program_a100_k8s(program: RunProgram) -> None:
+    """The shipped stack through __main__.py: the captured objects are the rendered ones."""
+    run = program(shipped_stack("a100-k8s"), stack="a100-k8s", secrets={"apiKey": SENTINEL})
+    captured = [_as_manifest(r.inputs) for r in run.resources if r.type.startswith("kubernetes:")]
+    spec = make_spec(secrets=("apiKey",))
+    rendered = kubernetes_objects(spec, {"apiKey": SENTINEL})
+    key = lambda o: (o["kind"], o["metadata"]["name"])  # noqa: E731
+    assert sorted(captured, key=key) == sorted(rendered, key=key)
+    for obj in captured:
+        kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+    deployment = run.one("apps/v1:Deployment")
+    assert deployment.custom_timeouts["create"] == deployment.custom_timeouts["update"]
+    assert run.outputs["healthUrl"] == "http://vllm.vllm.svc.cluster.local:8000/health"
+    assert SENTINEL not in json.dumps(run.outputs)
