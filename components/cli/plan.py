@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
 def _text(plan: dict[str, Any]) -> str:
     g, m, c = plan["gpu"], plan["model"], plan["container"]
     lines = [
-        f"Stack {plan['stack']}  ({plan['target']['kind']}: {plan['target']['dockerHost']})",
+        f"Stack {plan['stack']}  ({plan['target']['kind']}: {plan['target']['where']})",
         f"  GPU        {g['name']} (CC {g['computeCapability']}, {g['memoryGib']} GiB), "
         f"host has {g['hostCount']}, container gets "
         + (f"all {g['hostCount']}" if g["given"] == "all" else g["given"]),

@@ -41,13 +41,26 @@ def planned_docker_resources(spec: DeploymentSpec) -> list[tuple[str, str]]:
     return found
 
 
+def planned_kubernetes_resources(spec: DeploymentSpec) -> list[tuple[str, str]]:
+    """(Pulumi type token, object name) of every Kubernetes object the backend applies."""
+    from .kubernetes_manifests import kubernetes_objects
+
+    found = [("vllm-serving:kubernetes:VllmKubernetes", spec.name)]
+    for obj in kubernetes_objects(spec):
+        group = obj["apiVersion"] if "/" in obj["apiVersion"] else f"core/{obj['apiVersion']}"
+        found.append((f"kubernetes:{group}:{obj['kind']}", obj["metadata"]["name"]))
+    return found
+
+
 def deployment_plan(spec: DeploymentSpec, findings: list[Finding]) -> dict[str, Any]:
     """The plan as data (the CLI's `--json`); secrets appear only as set / not set."""
     s = spec.settings
     c = container_spec(spec)
     return {
         "stack": spec.stack,
-        "target": {"kind": s.target.kind, "dockerHost": s.target.docker_host or "local socket"},
+        "target": {"kind": s.target.kind, "where": (
+            f"namespace {s.kubernetes.namespace} of the current kubeconfig context"
+            if s.target.kind == "kubernetes" else s.target.docker_host or "local Docker socket")},
         "gpu": {
             "name": spec.gpu.name,
             "computeCapability": f"{spec.gpu.compute_capability[0]}.{spec.gpu.compute_capability[1]}",
@@ -81,6 +94,8 @@ def deployment_plan(spec: DeploymentSpec, findings: list[Finding]) -> dict[str, 
         "endpoints": spec.endpoints(),
         "capacity": plan_capacity(spec).as_dict(),
         "findings": [f.as_dict() for f in findings],
-        "resources": [{"type": t, "name": n} for t, n in planned_docker_resources(spec)],
+        "resources": [{"type": t, "name": n} for t, n in (
+            planned_kubernetes_resources(spec) if s.target.kind == "kubernetes"
+            else planned_docker_resources(spec))],
         "dockerRunCommand": docker_run_command(c),
     }

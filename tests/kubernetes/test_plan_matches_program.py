@@ -1,0 +1,16 @@
+"""`vllm-stack plan` lists the Kubernetes objects the program really registers."""
+
+from __future__ import annotations
+
+from components.core.deployment_spec import resolve
+from components.core.plan import planned_kubernetes_resources
+from components.core.stack_file import load_settings, read_stack_file
+from tests.conftest import shipped_stack
+from tests.pulumi_harness import ROOT
+
+
+def test_plan_lists_the_registered_kubernetes_resources(program) -> None:
+    run = program(shipped_stack("a100-k8s"), stack="a100-k8s")
+    spec = resolve(load_settings(read_stack_file(ROOT / "Pulumi.a100-k8s.yaml")), "a100-k8s")
+    registered = sorted((r.type, r.inputs.get("metadata", {}).get("name", r.name)) for r in run.resources)
+    assert registered == sorted(planned_kubernetes_resources(spec))
