@@ -61,8 +61,9 @@ class VllmKubernetes(pulumi.ComponentResource):
         first = [self.namespace_resource] if self.namespace_resource else []
         self.registry_secret = self._registry_secret(name, objects, first)
         self.credentials_secret = self._credentials_secret(name, objects, first)
-        self.weights_claim = self._claim(f"{name}-weights", objects.weights_claim, first, keep=True)
-        self.cache_claim = self._claim(f"{name}-cache", objects.cache_claim, first, keep=False)
+        self.weights_claim = self._claim(
+            f"{name}-weights", objects.weights_claim, first, protect=spec.settings.model.protect)
+        self.cache_claim = self._claim(f"{name}-cache", objects.cache_claim, first, protect=False)
         needed = [r for r in (*first, self.registry_secret, self.credentials_secret,
                               self.weights_claim, self.cache_claim) if r is not None]
         timeout = deployment_timeout(spec)
@@ -118,14 +119,12 @@ class VllmKubernetes(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=first))
 
     def _claim(self, logical: str, obj: Obj | None, first: list[k8s.core.v1.Namespace],
-               keep: bool) -> k8s.core.v1.PersistentVolumeClaim | None:
-        """A claim; the weights claim survives `destroy` (and is protected with model.protect)."""
+               protect: bool) -> k8s.core.v1.PersistentVolumeClaim | None:
+        """A claim: weights and compile cache both survive `destroy`; `protect` on request."""
         if obj is None:
             return None
-        options = pulumi.ResourceOptions(parent=self, depends_on=first)
-        if keep:
-            options = pulumi.ResourceOptions.merge(options, pulumi.ResourceOptions(
-                retain_on_delete=True, protect=self._spec.settings.model.protect))
+        options = pulumi.ResourceOptions(
+            parent=self, depends_on=first, retain_on_delete=True, protect=protect)
         return k8s.core.v1.PersistentVolumeClaim(
             logical, metadata=obj["metadata"], spec=obj["spec"], opts=options)
 

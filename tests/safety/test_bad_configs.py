@@ -115,8 +115,6 @@ def test_unusable_file_is_one_clear_line(name: str) -> None:
     assert not TRACEBACK.search(done.stdout + done.stderr)
 
 
-@pytest.mark.xfail(strict=True, reason="product gap: Kubernetes object names are checked only while "
-                   "the objects are built (kubernetes_manifests.names), after VllmKubernetes registered")
 @pytest.mark.parametrize(("section", "key", "value"), [("container", "name", "Vllm_Server"),
                                                        ("model", "volumeName", "Qwen_Weights")])
 def test_kubernetes_name_errors_are_caught_before_any_resource(

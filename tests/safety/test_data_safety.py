@@ -136,8 +136,6 @@ def test_kubernetes_claims_and_mounts(program: Any, stack: str, kind: str, confi
     assert any(m["mountPath"] == mount_path for c in pod["containers"] for m in c["volumeMounts"])
 
 
-@pytest.mark.xfail(strict=True, reason="product bug: VllmKubernetes registers the cache PVC without "
-                   "retain_on_delete (_claim(..., keep=False)); a destroy deletes the compile cache")
 @pytest.mark.parametrize(("stack", "kind", "config"), k8s_variants(), ids=_ids(k8s_variants()))
 def test_kubernetes_cache_claim_survives_destroy(program: Any, stack: str, kind: str,
                                                  config: dict[str, Any]) -> None:

@@ -7,7 +7,7 @@ The rules are data (`RULES`, one `Rule` per code, grouped by topic in the module
 from __future__ import annotations
 
 from ..deployment_spec import DeploymentSpec
-from ..findings import Finding, Severity
+from ..findings import ConfigError, Finding, Severity
 from . import capacity_rules, container, engine_flags, image, parallelism, precision
 from .base import Context, Rule
 
@@ -29,4 +29,20 @@ def check(spec: DeploymentSpec) -> list[Finding]:
     """Every finding for `spec`: errors first, then warnings, each in the table's order."""
     ctx = Context(spec)
     findings = [f for f in (rule.run(ctx) for rule in RULES) if f is not None]
+    findings += _backend_objects(spec)
     return sorted(findings, key=lambda f: f.severity != Severity.ERROR)  # stable sort
+
+
+def _backend_objects(spec: DeploymentSpec) -> list[Finding]:
+    """Render the backend's objects once, so what only the cluster would reject (a Docker-valid
+    name that is not a DNS-1123 label, a claim that cannot be shared) is found here, before any
+    resource is registered, rather than while the component builds them."""
+    if spec.settings.target.kind != "kubernetes":
+        return []
+    from ..kubernetes_manifests import kubernetes_objects
+
+    try:
+        kubernetes_objects(spec)
+    except ConfigError as exc:
+        return list(exc.findings)
+    return []
