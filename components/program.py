@@ -51,7 +51,7 @@ def _deploy_severity(finding: Finding) -> Finding:
     return finding
 
 
-def load_spec() -> DeploymentSpec:
+def checked_spec() -> DeploymentSpec:
     """Settings from the engine's config, resolved and checked; warnings go to Pulumi's log."""
     values, secret_keys = _raw_config()
     settings = parse_stack_config(values, secret_keys)
@@ -77,7 +77,7 @@ def build() -> dict[str, Any]:
     The backend's Pulumi package is imported only when the stack uses it.
     """
     try:
-        spec = load_spec()
+        spec = checked_spec()
     except ConfigError as exc:
         # RunError prints the message alone: the operator needs the keys, not a traceback
         raise pulumi.RunError(str(exc)) from None

@@ -123,6 +123,27 @@ class ProgramRun:
         return found[0]
 
 
+def recording_mocks(stack: str, preview: bool = False, logger: logging.Logger | None = None) -> _Monitor:
+    """Install fresh mocks that record every registration; returns the recording monitor."""
+    mocks = _Mocks()
+    monitor = _Monitor(mocks)
+    settings.ROOT.set(None)  # a fresh root stack per run
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=preview,
+                             logger=logger, monitor=monitor)
+    return monitor
+
+
+def as_manifest(value: Any) -> Any:
+    """Inputs as a manifest: secrets unwrapped, numbers (floats over the wire) whole again."""
+    if isinstance(value, dict) and value.get(SECRET_SIG) == SECRET_VALUE:
+        return as_manifest(value["value"])
+    if isinstance(value, dict):
+        return {k: as_manifest(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [as_manifest(v) for v in value]
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def secret_paths(raw: Any, path: str = "") -> Iterator[str]:
     """Paths inside a wire-form value that are marked secret."""
     if isinstance(raw, dict):
@@ -171,15 +192,11 @@ def run_program(
         secret_keys.append(f"{PROJECT}:{key}")
     set_all_config(values, secret_keys)
 
-    mocks = _Mocks()
-    monitor = _Monitor(mocks)
     collect = _Collect()
     logger = logging.getLogger(f"pulumi-mock-{id(collect)}")
     logger.addHandler(collect)
     logger.propagate = False
-    settings.ROOT.set(None)  # a fresh root stack per run
-    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=preview,
-                             logger=logger, monitor=monitor)
+    monitor = recording_mocks(stack, preview, logger)
     resolved: dict[str, Any] = {}
     secret_outputs: set[str] = set()
 

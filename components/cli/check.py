@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core import rules
-from ..core.deployment_spec import resolve
 from ..core.findings import ConfigError, Finding, Severity
-from ..core.stack_file import list_stacks, load_settings, read_stack_file, stack_name, stack_path
+from ..core.stack_file import list_stacks, load_spec, stack_name, stack_path
 
 
 def register(subparsers: Any) -> None:
@@ -45,9 +44,7 @@ def _targets(args: argparse.Namespace) -> list[tuple[str, Path]]:
 def check_stack(stack: str, path: Path, project_dir: Path | None = None) -> list[Finding]:
     """Findings of one stack file; configuration errors are findings too."""
     try:
-        stack_file = read_stack_file(path, project_dir)
-        spec = resolve(load_settings(stack_file), stack)
-        return rules.check(spec)
+        return rules.check(load_spec(path, stack, project_dir))
     except ConfigError as exc:
         return list(exc.findings)
 

@@ -6,12 +6,11 @@ import argparse
 import json
 from typing import Any
 
-from ..core.deployment_spec import resolve
 from ..core.docker_run import flag_lines
 from ..core.findings import ConfigError, Severity
 from ..core.plan import deployment_plan
 from ..core.rules import check
-from ..core.stack_file import load_settings, read_stack_file, stack_path
+from ..core.stack_file import load_spec, stack_path
 
 
 def register(sub: Any) -> None:
@@ -19,6 +18,12 @@ def register(sub: Any) -> None:
     parser.add_argument("stack", help="stack name, read from Pulumi.STACK.yaml")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)
+
+
+def _port(port: dict[str, Any]) -> str:
+    if "service" in port:
+        return f"Service {port['service']} :{port['port']} -> {port['containerPort']}"
+    return f"{port['bindAddress']}:{port['hostPort']} -> {port['containerPort']}"
 
 
 def _text(plan: dict[str, Any]) -> str:
@@ -38,9 +43,8 @@ def _text(plan: dict[str, Any]) -> str:
         *[f"    {x['source']} -> {x['target']} ({'read-only' if x['readOnly'] else 'writable'}, {x['kind']})"
           for x in plan["mounts"]],
         "  Ports",
-        *[f"    {p['bindAddress']}:{p['hostPort']} -> {p['containerPort']}" for p in plan["ports"]],
-        f"  Container  {c['name']}: ipc={c['ipcMode']}, shm={c['shmSizeMb']} MB, runtime={c['runtime']}, "
-        f"restart={c['restart']}, startup allowance {c['startupAllowance']}",
+        *[f"    {_port(p)}" for p in plan["ports"]],
+        "  Container  " + ", ".join(f"{k}={v}" for k, v in c.items()),
         "  Endpoints",
         *[f"    {k:<10} {v}" for k, v in plan["endpoints"].items()],
         "  vLLM argv",
@@ -58,14 +62,14 @@ def _text(plan: dict[str, Any]) -> str:
                   for f in plan["findings"]]
     lines.append("  Resources `pulumi up` would create")
     lines += [f"    {r['type']:<42} {r['name']}" for r in plan["resources"]]
-    lines.append("  Equivalent docker run")
+    lines.append("  Equivalent docker run" + (" (for comparison; this stack deploys to Kubernetes)"
+                                              if plan["target"]["kind"] == "kubernetes" else ""))
     lines += ["    " + line for line in plan["dockerRunCommand"].splitlines()]
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    stack_file = read_stack_file(stack_path(args.project_dir, args.stack), args.project_dir)
-    spec = resolve(load_settings(stack_file), args.stack)
+    spec = load_spec(stack_path(args.project_dir, args.stack), args.stack, args.project_dir)
     findings = check(spec)
     errors = [f for f in findings if f.severity is Severity.ERROR]
     if errors:

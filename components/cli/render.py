@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from ..core.compose_file import compose_yaml
-from ..core.deployment_spec import DeploymentSpec, resolve
+from ..core.deployment_spec import DeploymentSpec
 from ..core.docker_container import container_spec
 from ..core.docker_run import docker_run_command
 from ..core.kubernetes_manifests import kubernetes_objects, manifests_yaml
 from ..core.settings import SECRET_KEYS
-from ..core.stack_file import load_settings, read_stack_file, stack_path
+from ..core.stack_file import load_spec, stack_path
 from ..core.vllm_command import SECRET_ENV
 
 FORMATS = ("k8s", "docker-run", "compose")
@@ -65,11 +65,6 @@ def render(spec: DeploymentSpec, fmt: str, secrets: Mapping[str, str] | None = N
     raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
 
 
-def load_spec(project_dir: Path, stack: str) -> DeploymentSpec:
-    settings = load_settings(read_stack_file(stack_path(project_dir, stack), project_dir))
-    return resolve(settings, stack)
-
-
 def _write(path: Path, text: str, private: bool) -> None:
     if private:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -81,7 +76,8 @@ def _write(path: Path, text: str, private: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    spec = load_spec(Path(args.project_dir), args.stack)
+    project_dir = Path(args.project_dir)
+    spec = load_spec(stack_path(project_dir, args.stack), args.stack, project_dir)
     secrets = revealed_secrets(spec, os.environ) if args.reveal_secrets else {}
     text = render(spec, args.format, secrets)
     if args.output is None:

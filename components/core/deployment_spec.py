@@ -62,6 +62,10 @@ class DeploymentSpec:
 
     @property
     def origin(self) -> str:
+        """Where clients reach the API: the host port, or the Service's in-cluster DNS name."""
+        if self.settings.target.kind == "kubernetes":
+            k = self.settings.kubernetes
+            return f"http://{self.name}.{k.namespace}.svc.cluster.local:{k.service.port}"
         return f"http://{self.public_host}:{self.settings.network.host_port}"
 
     @property

@@ -22,6 +22,7 @@ from .deployment_spec import DeploymentSpec
 from .docker_container import MASK
 from .findings import ConfigError, Finding, Severity, config_key
 from .kubernetes_settings import NewClaim, WeightsSettings
+from .units import kubernetes_quantity
 from .vllm_command import SECRET_ENV
 
 Obj = dict[str, Any]
@@ -57,14 +58,6 @@ class KubernetesObjects:
                  self.cache_claim, self.deployment, self.service, self.network_policy,
                  self.disruption_budget)
         return [o for o in found if o is not None]
-
-
-def quantity(num_bytes: int) -> str:
-    """Kubernetes' binary quantity: 34359738368 -> `32Gi`."""
-    for unit, power in (("Ti", 4), ("Gi", 3), ("Mi", 2), ("Ki", 1)):
-        if num_bytes and num_bytes % 1024**power == 0:
-            return f"{num_bytes // 1024 ** power}{unit}"
-    return str(num_bytes)
 
 
 def dockerconfigjson(registry: str, username: str, password: str) -> str:
@@ -169,7 +162,7 @@ def object_meta(spec: DeploymentSpec, name: str, component: str, namespaced: boo
 
 def _claim(spec: DeploymentSpec, name: str, component: str, size: int, mode: str,
            storage_class: str | None) -> Obj:
-    claim_spec: Obj = {"accessModes": [mode], "resources": {"requests": {"storage": quantity(size)}}}
+    claim_spec: Obj = {"accessModes": [mode], "resources": {"requests": {"storage": kubernetes_quantity(size)}}}
     if storage_class is not None:
         claim_spec["storageClassName"] = storage_class
     claim_spec["volumeMode"] = "Filesystem"
@@ -260,10 +253,3 @@ def manifests_yaml(objects: list[Obj]) -> str:
     return yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False, width=120,
                               explicit_start=True)
 
-
-def cluster_endpoints(spec: DeploymentSpec) -> dict[str, str]:
-    """URL outputs through the Service's in-cluster DNS name."""
-    n = names(spec)
-    origin = f"http://{n.base}.{n.namespace}.svc.cluster.local:{spec.settings.kubernetes.service.port}"
-    return {"baseUrl": f"{origin}/v1", "healthUrl": f"{origin}/health",
-            "modelsUrl": f"{origin}/v1/models", "metricsUrl": f"{origin}/metrics"}

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .settings import Section, SizeBytes, fix_error
+from .settings import Section, SizeBytes, check_path, fix_error
 from .units import GIB
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -62,20 +62,25 @@ class Toleration(Section):
 GPU_TOLERATION = Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")
 
 
-class NewClaim(Section):
-    """A PersistentVolumeClaim the deployment creates for the weights (never deleted by destroy)."""
+class _ClaimSettings(Section):
+    """What every PersistentVolumeClaim the deployment creates has; never deleted by destroy."""
 
-    size: SizeBytes
-    """Capacity, e.g. `64g` (Docker notation, binary units): the checkpoint plus headroom."""
     storage_class_name: str | None = None
     """Storage class; the cluster's default class when absent."""
     access_mode: AccessMode = "ReadWriteOnce"
-    """Access mode; ReadOnlyMany or ReadWriteMany lets replicas on several nodes share it."""
+    """Access mode; replicas on several nodes need ReadOnlyMany (weights) or ReadWriteMany."""
 
     @field_validator("storage_class_name")
     @classmethod
     def _class(cls, value: str | None) -> str | None:
         return _dns_name(value, "storage class")
+
+
+class NewClaim(_ClaimSettings):
+    """A PersistentVolumeClaim the deployment creates (empty) for the weights."""
+
+    size: SizeBytes
+    """Capacity, e.g. `64g` (Docker notation, binary units): the checkpoint plus headroom."""
 
 
 class WeightsSettings(Section):
@@ -96,9 +101,7 @@ class WeightsSettings(Section):
     @field_validator("host_path")
     @classmethod
     def _path(cls, value: str | None) -> str | None:
-        if value is not None and (not value.startswith("/") or ".." in value.split("/")):
-            raise fix_error(f"'{value}' is not an absolute path", "write the node's directory, e.g. /data/models/Qwen3.6-27B-FP8")
-        return value
+        return check_path(value, "node path")
 
     @model_validator(mode="after")
     def _exactly_one(self) -> WeightsSettings:
@@ -110,20 +113,11 @@ class WeightsSettings(Section):
         return self
 
 
-class CacheClaim(Section):
+class CacheClaim(_ClaimSettings):
     """The PVC for vLLM's compile cache, kept across upgrades so restarts skip torch.compile."""
 
     size: SizeBytes = 20 * GIB
     """Capacity; compiled graphs of one model and version take a few GiB."""
-    storage_class_name: str | None = None
-    """Storage class; the cluster's default class when absent."""
-    access_mode: AccessMode = "ReadWriteOnce"
-    """Access mode; several replicas on different nodes need ReadWriteMany."""
-
-    @field_validator("storage_class_name")
-    @classmethod
-    def _class(cls, value: str | None) -> str | None:
-        return _dns_name(value, "storage class")
 
 
 class ServiceSettings(Section):

@@ -1,4 +1,4 @@
-"""The Deployment, Service and PodDisruptionBudget of a Kubernetes deployment, as plain dicts.
+"""The Deployment, Service, NetworkPolicy and PodDisruptionBudget of a Kubernetes deployment, as dicts.
 
 Split from `kubernetes_manifests` (names, labels, secrets, claims) to keep both readable.
 """
@@ -17,7 +17,6 @@ from .kubernetes_manifests import (
     object_meta,
     cache_claim_name,
     names,
-    quantity,
     registry_secret,
     rollout_seconds,
     secret_env_keys,
@@ -27,6 +26,7 @@ from .kubernetes_manifests import (
     weights_source,
 )
 from .settings import VLLM_CACHE_PATH
+from .units import kubernetes_quantity
 
 CONTAINER = "vllm"
 
@@ -60,10 +60,10 @@ def _resources(spec: DeploymentSpec) -> Obj:
     if r.cpu is not None:
         requests["cpu"] = r.cpu
     if r.memory is not None:
-        requests["memory"] = quantity(r.memory)
+        requests["memory"] = kubernetes_quantity(r.memory)
     limits: dict[str, str] = {spec.settings.kubernetes.gpu_resource: gpus}
     if r.memory_limit is not None:
-        limits["memory"] = quantity(r.memory_limit)
+        limits["memory"] = kubernetes_quantity(r.memory_limit)
     return {"requests": requests, "limits": limits} if requests else {"limits": limits}
 
 
@@ -82,7 +82,7 @@ def _volumes(spec: DeploymentSpec) -> tuple[list[Obj], list[Obj]]:
     if cache is not None:
         volumes.append({"name": "compile-cache", "persistentVolumeClaim": {"claimName": cache}})
         mounts.append({"name": "compile-cache", "mountPath": VLLM_CACHE_PATH})
-    volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": quantity(shm_bytes(spec))}})
+    volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": kubernetes_quantity(shm_bytes(spec))}})
     mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
     return volumes, mounts
 
@@ -100,14 +100,15 @@ CONTAINER_SECURITY: Obj = {
 
 
 def container(spec: DeploymentSpec) -> Obj:
-    volumes, mounts = _volumes(spec)
+    _, mounts = _volumes(spec)
+    env = _env(spec)
     return {
         "name": CONTAINER,
         "image": spec.settings.image.reference,
         "imagePullPolicy": "IfNotPresent",
         "args": list(spec.args),
         "ports": [{"name": "http", "containerPort": spec.container_port, "protocol": "TCP"}],
-        **({"env": _env(spec)} if _env(spec) else {}),
+        **({"env": env} if env else {}),
         "resources": _resources(spec),
         "volumeMounts": mounts,
         **probes(spec),

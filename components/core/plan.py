@@ -10,7 +10,7 @@ from typing import Any
 
 from .capacity import plan_capacity
 from .deployment_spec import DeploymentSpec
-from .docker_container import container_spec
+from .docker_container import ContainerSpec, container_spec
 from .docker_run import docker_run_command
 from .findings import Finding
 from .settings import SECRET_KEYS
@@ -52,24 +52,69 @@ def planned_kubernetes_resources(spec: DeploymentSpec) -> list[tuple[str, str]]:
     return found
 
 
+def _docker_placement(spec: DeploymentSpec, c: ContainerSpec) -> dict[str, Any]:
+    """GPUs, mounts, ports and container settings as the Docker host gets them."""
+    return {
+        "given": c.gpus,
+        "mounts": [{"kind": m.kind, "source": m.source, "target": m.target, "readOnly": m.read_only}
+                   for m in c.mounts],
+        "ports": [{"bindAddress": c.bind_address, "hostPort": c.host_port, "containerPort": c.container_port}],
+        "container": {
+            "name": c.name, "runtime": c.runtime, "ipcMode": c.ipc_mode, "shmSizeMb": c.shm_size_mb,
+            "privileged": c.privileged, "restart": c.restart,
+            "startupAllowance": go_duration(spec.startup_seconds),
+        },
+    }
+
+
+def _kubernetes_placement(spec: DeploymentSpec) -> dict[str, Any]:
+    """The same facts as the pod gets them, read from the rendered pod spec."""
+    from .kubernetes_workload import pod_spec
+
+    k = spec.settings.kubernetes
+    pod = pod_spec(spec)
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mounts = []
+    for m in pod["containers"][0]["volumeMounts"]:
+        volume = volumes[m["name"]]
+        kind = next(key for key in volume if key != "name")
+        source = (volume[kind].get("claimName") or volume[kind].get("path")
+                  or f"{volume[kind]['medium']} {volume[kind]['sizeLimit']}")
+        mounts.append({"kind": kind, "source": source, "target": m["mountPath"],
+                       "readOnly": m.get("readOnly", False)})
+    return {
+        "given": f"{spec.settings.engine.gpus_needed} x {k.gpu_resource} per pod",
+        "mounts": mounts,
+        "ports": [{"service": f"{k.service.type} {spec.name}", "port": k.service.port,
+                   "containerPort": spec.container_port}],
+        "container": {
+            "name": spec.name, "namespace": k.namespace, "replicas": k.replicas,
+            "runtimeClassName": k.runtime_class_name, "nodeSelector": pod.get("nodeSelector"),
+            "startupAllowance": go_duration(spec.startup_seconds),
+        },
+    }
+
+
 def deployment_plan(spec: DeploymentSpec, findings: list[Finding]) -> dict[str, Any]:
     """The plan as data (the CLI's `--json`); secrets appear only as set / not set."""
     s = spec.settings
     c = container_spec(spec)
+    on_kubernetes = s.target.kind == "kubernetes"
+    placement = _kubernetes_placement(spec) if on_kubernetes else _docker_placement(spec, c)
     return {
         "stack": spec.stack,
         "target": {"kind": s.target.kind, "where": (
             f"namespace {s.kubernetes.namespace} of the current kubeconfig context"
-            if s.target.kind == "kubernetes" else s.target.docker_host or "local Docker socket")},
+            if on_kubernetes else s.target.docker_host or "local Docker socket")},
         "gpu": {
             "name": spec.gpu.name,
             "computeCapability": f"{spec.gpu.compute_capability[0]}.{spec.gpu.compute_capability[1]}",
             "memoryGib": round(spec.gpu.memory_gib, 1),
             "hostCount": s.hardware.count,
-            "given": c.gpus,
+            "given": placement["given"],
         },
         "model": {
-            "name": s.model.name or s.model.architecture and s.model.architecture.architecture,
+            "name": s.model.name or "inline architecture",
             "architecture": spec.model.architecture,
             "paramsBillion": spec.model.params_billion,
             "weightsGib": round(spec.model.total_weights_gib, 1),
@@ -78,16 +123,9 @@ def deployment_plan(spec: DeploymentSpec, findings: list[Finding]) -> dict[str, 
         },
         "image": {"reference": c.image, "registryUser": s.image.username},
         "secrets": {key: ("set" if key in s.secrets_set else "not set") for key in SECRET_KEYS},
-        "mounts": [
-            {"kind": m.kind, "source": m.source, "target": m.target, "readOnly": m.read_only}
-            for m in c.mounts
-        ],
-        "ports": [{"bindAddress": c.bind_address, "hostPort": c.host_port, "containerPort": c.container_port}],
-        "container": {
-            "name": c.name, "runtime": c.runtime, "ipcMode": c.ipc_mode, "shmSizeMb": c.shm_size_mb,
-            "privileged": c.privileged, "restart": c.restart,
-            "startupAllowance": go_duration(spec.startup_seconds),
-        },
+        "mounts": placement["mounts"],
+        "ports": placement["ports"],
+        "container": placement["container"],
         "vllmArgs": list(spec.args),
         "env": dict(spec.env),
         "secretEnv": list(spec.secret_env),
@@ -95,7 +133,6 @@ def deployment_plan(spec: DeploymentSpec, findings: list[Finding]) -> dict[str, 
         "capacity": plan_capacity(spec).as_dict(),
         "findings": [f.as_dict() for f in findings],
         "resources": [{"type": t, "name": n} for t, n in (
-            planned_kubernetes_resources(spec) if s.target.kind == "kubernetes"
-            else planned_docker_resources(spec))],
+            planned_kubernetes_resources(spec) if on_kubernetes else planned_docker_resources(spec))],
         "dockerRunCommand": docker_run_command(c),
     }

@@ -206,7 +206,7 @@ _ABSOLUTE_PATH = re.compile(r"^/[^\0]*$")
 _VOLUME_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]+$")
 
 
-def _check_path(value: str | None, what: str) -> str | None:
+def check_path(value: str | None, what: str) -> str | None:
     if value is not None and (not _ABSOLUTE_PATH.match(value) or ".." in value.split("/")):
         raise fix_error(f"{what} '{value}' is not an absolute path",
                         "write an absolute path such as /data/models/Qwen3.5-27B")
@@ -241,7 +241,7 @@ class ModelSettings(Section):
     @field_validator("host_path", "container_path")
     @classmethod
     def _paths(cls, value: str | None) -> str | None:
-        return _check_path(value, "path")
+        return check_path(value, "path")
 
     @field_validator("volume_name")
     @classmethod
@@ -285,7 +285,7 @@ class CacheSettings(Section):
     @field_validator("host_path")
     @classmethod
     def _path(cls, value: str | None) -> str | None:
-        return _check_path(value, "cache path")
+        return check_path(value, "cache path")
 
     @field_validator("volume_name")
     @classmethod

@@ -12,7 +12,8 @@ from typing import Any
 
 import yaml
 
-from .findings import ConfigError, Finding, Severity, config_key
+from .deployment_spec import DeploymentSpec, resolve
+from .findings import ConfigError, Finding, Severity
 from .settings import StackSettings
 from .stack_config import parse_stack_config
 
@@ -102,5 +103,7 @@ def load_settings(stack_file: StackFile) -> StackSettings:
     return parse_stack_config(stack_file.values, stack_file.secret_keys)
 
 
-def secret_note(key: str) -> str:
-    return f"{config_key(key)} is a secret: set it with `pulumi config set --secret {key}`"
+def load_spec(path: Path, stack: str | None = None, project_dir: Path | None = None) -> DeploymentSpec:
+    """Read, validate and resolve one stack file: what every offline command starts from."""
+    stack_file = read_stack_file(path, project_dir)
+    return resolve(load_settings(stack_file), stack or stack_file.stack)

@@ -25,12 +25,21 @@ def parse_size(value: str | int) -> int:
     return int(float(number) * 1024 ** _SIZE_POWER[unit.lower()])
 
 
-def format_size(num_bytes: int) -> str:
-    """Docker's shortest exact notation: 137438953472 -> `128g`."""
-    for unit, power in (("p", 5), ("t", 4), ("g", 3), ("m", 2), ("k", 1)):
+_DOCKER_UNITS = ("k", "m", "g", "t", "p")
+_KUBERNETES_UNITS = ("Ki", "Mi", "Gi", "Ti", "Pi")
+
+
+def format_size(num_bytes: int, units: tuple[str, ...] = _DOCKER_UNITS) -> str:
+    """Shortest exact binary notation: 137438953472 -> `128g` (Docker's units by default)."""
+    for power in range(len(units), 0, -1):
         if num_bytes and num_bytes % 1024**power == 0:
-            return f"{num_bytes // 1024 ** power}{unit}"
+            return f"{num_bytes // 1024 ** power}{units[power - 1]}"
     return str(num_bytes)
+
+
+def kubernetes_quantity(num_bytes: int) -> str:
+    """Kubernetes' binary quantity: 34359738368 -> `32Gi`."""
+    return format_size(num_bytes, _KUBERNETES_UNITS)
 
 
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")

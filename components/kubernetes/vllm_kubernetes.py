@@ -86,7 +86,7 @@ class VllmKubernetes(pulumi.ComponentResource):
                 name, metadata=objects.disruption_budget["metadata"],
                 spec=objects.disruption_budget["spec"],
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*first, self.deployment]))
-        self.outputs = self._outputs(objects)
+        self.outputs = self._outputs()
         self.register_outputs(self.outputs)
 
     def _secret(self, key: str) -> pulumi.Output[str]:
@@ -128,23 +128,12 @@ class VllmKubernetes(pulumi.ComponentResource):
         return k8s.core.v1.PersistentVolumeClaim(
             logical, metadata=obj["metadata"], spec=obj["spec"], opts=options)
 
-    def _outputs(self, objects: KubernetesObjects) -> dict[str, pulumi.Input[Any]]:
+    def _outputs(self) -> dict[str, pulumi.Input[Any]]:
         spec = self._spec
-        service_name = self.service.metadata.apply(lambda m: m.name or spec.name)
-        fallback = spec.settings.kubernetes.namespace
-        namespace = (
-            self.namespace_resource.metadata.apply(lambda m: m.name or fallback) if self.namespace_resource
-            else pulumi.Output.from_input(fallback))
-        origin = pulumi.Output.concat(
-            "http://", service_name, ".", namespace, ".svc.cluster.local:",
-            str(objects.service["spec"]["ports"][0]["port"]))
         return {
-            "baseUrl": pulumi.Output.concat(origin, "/v1"),
-            "healthUrl": pulumi.Output.concat(origin, "/health"),
-            "modelsUrl": pulumi.Output.concat(origin, "/v1/models"),
-            "metricsUrl": pulumi.Output.concat(origin, "/metrics"),
+            **spec.endpoints(),
             "servedModelName": spec.served_model_name,
             "vllmArgs": list(spec.args),
-            "namespace": namespace,
-            "serviceName": service_name,
+            "namespace": self.service.metadata.apply(lambda m: m.namespace),
+            "serviceName": self.service.metadata.apply(lambda m: m.name),
         }

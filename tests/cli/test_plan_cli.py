@@ -42,3 +42,15 @@ def test_console_script_runs_without_pulumi_cli() -> None:
                           cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["stack"] == "v100"
+
+
+def test_plan_of_a_kubernetes_stack_shows_the_pod_not_a_docker_host(capsys) -> None:
+    assert main(["--project-dir", str(ROOT), "plan", "a100-k8s", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["endpoints"]["baseUrl"] == "http://vllm.vllm.svc.cluster.local:8000/v1"
+    assert plan["gpu"]["given"] == "4 x nvidia.com/gpu per pod"
+    weights = next(m for m in plan["mounts"] if m["target"] == "/Qwen3.6-27B-FP8")
+    assert weights["readOnly"] is True and weights["kind"] == "persistentVolumeClaim"
+    assert {"kind": "emptyDir", "source": "Memory 32Gi", "target": "/dev/shm", "readOnly": False} in plan["mounts"]
+    assert plan["ports"] == [{"service": "ClusterIP vllm", "port": 8000, "containerPort": 8000}]
+    assert all(r["type"].startswith(("kubernetes:", "vllm-serving:kubernetes")) for r in plan["resources"])

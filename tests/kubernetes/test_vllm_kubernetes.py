@@ -4,71 +4,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import kubernetes_validate
 import pulumi
 import pytest
-from google.protobuf import json_format
-from pulumi.runtime import mocks as pulumi_mocks
-from pulumi.runtime import rpc, settings
 
 from components.core.deployment_spec import DeploymentSpec
 from components.core.kubernetes_manifests import kubernetes_objects, rollout_seconds
 from tests.conftest import RunProgram, shipped_stack
 from tests.kubernetes.stacks import KUBERNETES_VERSION, make_spec
+from tests.pulumi_harness import Registered, as_manifest, plain_text, recording_mocks
 
 SENTINEL = "SENTINEL-apikey-123"
 SECRETS = {"apiKey": SENTINEL, "registryPassword": "SENTINEL-registry-456", "hfToken": "SENTINEL-hf-789"}
-SECRET_SIG = rpc._special_sig_key
-
-
-@dataclass
-class Captured:
-    type: str
-    name: str
-    inputs: dict[str, Any]
-    raw: dict[str, Any]
-    custom_timeouts: dict[str, str]
-    retain_on_delete: bool
-    protect: bool
-
-
-class _Mocks(pulumi.runtime.Mocks):
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        outputs = dict(args.inputs)
-        if args.typ.startswith("kubernetes:"):  # the provider fills metadata.name
-            outputs["metadata"] = {"name": args.name, **(outputs.get("metadata") or {})}
-        return f"{args.name}-id", outputs
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
-        return {}
-
-
-class _Monitor(pulumi_mocks.MockMonitor):
-    def __init__(self, mocks: _Mocks) -> None:
-        super().__init__(mocks)
-        self.captured: list[Captured] = []
-
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC name
-        t = request.customTimeouts
-        self.captured.append(Captured(
-            request.type, request.name, _as_manifest(rpc.deserialize_properties(request.object)),
-            json_format.MessageToDict(request.object),
-            {k: getattr(t, k) for k in ("create", "update", "delete") if getattr(t, k)},
-            request.retainOnDelete, request.protect))
-        return super().RegisterResource(request)
 
 
 @pytest.fixture
-def monitor() -> Iterator[_Monitor]:
+def monitor() -> Iterator[Any]:
     """Mocks for one test (they are process-global, so never at module level)."""
-    mocks = _Mocks()
-    mon = _Monitor(mocks)
-    settings.ROOT.set(None)
-    pulumi.runtime.set_mocks(mocks, project="vllm-serving", stack="a100-k8s", preview=False, monitor=mon)
-    yield mon
+    yield recording_mocks("a100-k8s")
 
 
 def _spec() -> DeploymentSpec:
@@ -92,27 +47,23 @@ def _build(spec: DeploymentSpec) -> Any:
         lambda both: both[1])
 
 
-def _one(mon: _Monitor, suffix: str, name: str | None = None) -> Captured:
-    found = [c for c in mon.captured if c.type.endswith(suffix) and name in (None, c.name)]
+def _one(mon: Any, suffix: str, name: str | None = None) -> Registered:
+    found = [c for c in mon.registered if c.type.endswith(suffix) and name in (None, c.name)]
     assert len(found) == 1, [c.name for c in found]
     return found[0]
 
 
-def _pod(mon: _Monitor) -> dict[str, Any]:
-    return _one(mon, "apps/v1:Deployment").inputs["spec"]["template"]["spec"]
+def _inputs(mon: Any, suffix: str, name: str | None = None) -> dict[str, Any]:
+    result: dict[str, Any] = as_manifest(_one(mon, suffix, name).inputs)
+    return result
 
 
-def _plain(raw: Any) -> str:
-    """The wire form without anything under a secret marker."""
-    if isinstance(raw, dict):
-        return "" if SECRET_SIG in raw else " ".join(f"{k} {_plain(v)}" for k, v in raw.items())
-    if isinstance(raw, list):
-        return " ".join(_plain(v) for v in raw)
-    return json.dumps(raw)
+def _pod(mon: Any) -> dict[str, Any]:
+    return _inputs(mon, "apps/v1:Deployment")["spec"]["template"]["spec"]
 
 
 @pulumi.runtime.test
-def test_deployment_gpus_probes_shm_and_weights(monitor: _Monitor) -> Any:
+def test_deployment_gpus_probes_shm_and_weights(monitor: Any) -> Any:
     spec = _spec()
 
     def check(outputs: dict[str, Any]) -> None:
@@ -127,7 +78,7 @@ def test_deployment_gpus_probes_shm_and_weights(monitor: _Monitor) -> Any:
         weights = next(m for m in container["volumeMounts"] if m["name"] == "weights")
         assert weights["readOnly"] is True
         assert pod["imagePullSecrets"] == [{"name": "vllm-registry"}]
-        registry = _one(monitor, "core/v1:Secret", "vllm-registry").inputs
+        registry = _inputs(monitor, "core/v1:Secret", "vllm-registry")
         assert registry["type"] == "kubernetes.io/dockerconfigjson"
         assert outputs["baseUrl"] == "http://vllm.vllm.svc.cluster.local:8000/v1"
         assert outputs["serviceName"] == "vllm" and outputs["namespace"] == "vllm"
@@ -136,7 +87,7 @@ def test_deployment_gpus_probes_shm_and_weights(monitor: _Monitor) -> Any:
 
 
 @pulumi.runtime.test
-def test_timeouts_and_retained_claim(monitor: _Monitor) -> Any:
+def test_timeouts_and_retained_claim(monitor: Any) -> Any:
     spec = _spec()
 
     def check(_: Any) -> None:
@@ -155,40 +106,29 @@ def test_timeouts_and_retained_claim(monitor: _Monitor) -> Any:
 
 
 @pulumi.runtime.test
-def test_secret_values_only_inside_secrets(monitor: _Monitor) -> Any:
+def test_secret_values_only_inside_secrets(monitor: Any) -> Any:
     def check(_: Any) -> None:
         env = _pod(monitor)["containers"][0]["env"]
         assert all("value" not in e for e in env)
         assert {e["valueFrom"]["secretKeyRef"]["key"] for e in env} == {"VLLM_API_KEY", "HF_TOKEN"}
-        for c in monitor.captured:
-            text = _plain(c.raw)
+        for c in monitor.registered:
+            text = plain_text(c.raw)
             assert "SENTINEL" not in text, f"{c.type} {c.name} carries a secret in plain text"
             if not c.type.endswith("core/v1:Secret"):
-                assert "SENTINEL" not in json.dumps(c.inputs, default=str), c.name
-        creds = _one(monitor, "core/v1:Secret", "vllm-credentials")
-        assert creds.inputs["stringData"] == {"VLLM_API_KEY": SENTINEL, "HF_TOKEN": SECRETS["hfToken"]}
-        registry = _one(monitor, "core/v1:Secret", "vllm-registry").inputs["stringData"]
+                assert "SENTINEL" not in json.dumps(as_manifest(c.inputs), default=str), c.name
+        creds = _inputs(monitor, "core/v1:Secret", "vllm-credentials")
+        assert creds["stringData"] == {"VLLM_API_KEY": SENTINEL, "HF_TOKEN": SECRETS["hfToken"]}
+        registry = _inputs(monitor, "core/v1:Secret", "vllm-registry")["stringData"]
         assert json.loads(registry[".dockerconfigjson"])["auths"]["harbor.local:30000"]["password"] \
             == SECRETS["registryPassword"]
 
     return _build(_spec()).apply(check)
 
 
-def _as_manifest(value: Any) -> Any:
-    """Mock inputs as a manifest: secrets unwrapped, numbers (floats over the wire) whole again."""
-    if isinstance(value, dict) and SECRET_SIG in value:
-        return _as_manifest(value["value"])
-    if isinstance(value, dict):
-        return {k: _as_manifest(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_as_manifest(v) for v in value]
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
 def test_real_program_a100_k8s(program: RunProgram) -> None:
     """The shipped stack through __main__.py: the captured objects are the rendered ones."""
     run = program(shipped_stack("a100-k8s"), stack="a100-k8s", secrets={"apiKey": SENTINEL})
-    captured = [_as_manifest(r.inputs) for r in run.resources if r.type.startswith("kubernetes:")]
+    captured = [as_manifest(r.inputs) for r in run.resources if r.type.startswith("kubernetes:")]
     spec = make_spec(secrets=("apiKey",))
     rendered = kubernetes_objects(spec, {"apiKey": SENTINEL})
     key = lambda o: (o["kind"], o["metadata"]["name"])  # noqa: E731
