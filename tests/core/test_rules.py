@@ -13,6 +13,7 @@ import pytest
 
 from components.core import rules
 from components.core.findings import Finding, Severity
+from components.core.kubernetes_settings import ServiceSettings
 from components.core.model_catalog import MODELS
 from components.core.stack_file import load_settings, read_stack_file
 
@@ -82,6 +83,9 @@ CASES: list[tuple[str, str, Edits, Edits]] = [
     ("shm-too-small", "a100", {"container": {"shm_size": 2 * 2**30}},
      {"container": {"shm_size": None, "ipc_mode": "host"}}),
     ("registry-password-missing", "v100", {}, {"secrets_set": frozenset({"registryPassword"})}),
+    ("api-open-on-network", "v100", {}, {"network": {"bind_address": "127.0.0.1"}}),
+    ("api-open-outside-cluster", "a100-k8s", {"kubernetes": {"service": ServiceSettings(type="NodePort")}},
+     {"kubernetes": {"service": ServiceSettings(type="NodePort")}, "secrets_set": frozenset({"apiKey"})}),
 ]
 
 
@@ -123,8 +127,9 @@ def test_codes_are_kebab_case_and_keys_namespaced() -> None:
 
 
 @pytest.mark.parametrize(("stack", "warnings"), [
-    ("v100", ["image-volta-unverified", "registry-password-missing"]),
-    ("a100", ["fp8-weights-weight-only", "speculative-tokens-many"]),
+    ("v100", ["image-volta-unverified", "registry-password-missing", "api-open-on-network"]),
+    ("a100", ["fp8-weights-weight-only", "speculative-tokens-many", "api-open-on-network"]),
+    ("a100-k8s", ["fp8-weights-weight-only", "speculative-tokens-many"]),
 ])
 def test_shipped_stacks_have_no_errors(stack: str, warnings: list[str]) -> None:
     findings = rules.check(spec_of(shipped_settings(stack)))

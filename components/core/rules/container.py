@@ -1,6 +1,8 @@
-"""The container around vLLM: privileges, shared memory, registry credentials."""
+"""The container around vLLM: privileges, shared memory, credentials and exposure."""
 
 from __future__ import annotations
+
+import ipaddress
 
 from ..findings import Severity, config_key
 from ..units import GIB, MIB
@@ -37,6 +39,22 @@ def _registry_password(ctx: Context) -> Facts | None:
     return None
 
 
+def _open_on_network(ctx: Context) -> Facts | None:
+    """Docker: the OpenAI API published beyond loopback with no API key."""
+    address = ctx.settings.network.bind_address
+    if ctx.settings.target.kind != "docker" or "apiKey" in ctx.settings.secrets_set:
+        return None
+    return None if ipaddress.ip_address(address).is_loopback else {"address": address}
+
+
+def _open_outside_cluster(ctx: Context) -> Facts | None:
+    """Kubernetes: a NodePort or LoadBalancer Service in front of an API with no key."""
+    service = ctx.settings.kubernetes.service.type
+    if ctx.settings.target.kind != "kubernetes" or "apiKey" in ctx.settings.secrets_set:
+        return None
+    return None if service == "ClusterIP" else {"type": service}
+
+
 RULES: tuple[Rule, ...] = (
     Rule("container-privileged", Severity.WARNING, config_key("container", "privileged"),
          "the container runs privileged: full access to the host's devices and kernel",
@@ -56,4 +74,18 @@ RULES: tuple[Rule, ...] = (
          "A registry user without the registryPassword secret.",
          "The pull fails with an authentication error; the Pulumi program stops on it.",
          "this project (image settings)", _registry_password),
+    Rule("api-open-on-network", Severity.WARNING, config_key("network", "bindAddress"),
+         "the OpenAI API is published on {address} with no API key: anyone who reaches the host "
+         "can use the GPUs",
+         "run: pulumi config set --secret apiKey, or set network.bindAddress: 127.0.0.1",
+         "Docker: API bound beyond loopback without the apiKey secret.",
+         "vLLM serves /v1 unauthenticated by default (both seeds do); /health and /metrics stay "
+         "open even with a key.",
+         "vllm-facts.md, The API as a smoke test sees it; docs/security.md", _open_on_network),
+    Rule("api-open-outside-cluster", Severity.WARNING, config_key("kubernetes", "service", "type"),
+         "a {type} Service exposes the OpenAI API outside the cluster with no API key",
+         "run: pulumi config set --secret apiKey, or set kubernetes.service.type: ClusterIP",
+         "Kubernetes: NodePort or LoadBalancer Service without the apiKey secret.",
+         "Anyone who reaches a node or the load balancer can use the GPUs.",
+         "vllm-facts.md, The API as a smoke test sees it; docs/security.md", _open_outside_cluster),
 )
