@@ -21,6 +21,16 @@ def _error(code: str, key: str, message: str, fix: str) -> Finding:
     return Finding(code=code, severity=Severity.ERROR, key=key, message=message, fix=fix)
 
 
+# Keys people write by habit that mean something else here: key (lower case) -> the fix.
+KEY_HINTS: dict[str, str] = {
+    "password": "secrets are not config values: remove it and run pulumi config set --secret registryPassword",
+    "registrypassword": "remove it and run: pulumi config set --secret registryPassword",
+    "apikey": "remove it and run: pulumi config set --secret apiKey",
+    "hftoken": "remove it and run: pulumi config set --secret hfToken",
+    "version": "the image version is image.tag (e.g. v0.19.1); rename the key",
+}
+
+
 def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
     """The settings model that owns the key at `loc` (aliases), for suggestions."""
     model: type[BaseModel] | None = StackSettings
@@ -77,8 +87,9 @@ def _finding_from(err: Any) -> Finding:
         name = str(loc[-1])
         known = _aliases(_model_at(loc[:-1]))
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-        fix = (f"did you mean '{close[0]}'? rename the key" if close
-               else "remove it; known keys here: " + ", ".join(known))
+        fix = KEY_HINTS.get(name.lower()) or (
+            f"did you mean '{close[0]}'? rename the key" if close
+            else "remove it; known keys here: " + ", ".join(known))
         return _error("config-unknown-key", key, f"unknown key '{name}'", fix)
     if kind == "literal_error":
         return _error("config-invalid", key, f"'{err.get('input')}' is not allowed",

@@ -84,3 +84,14 @@ def test_wrong_values_name_their_key(section: str, value: Any, key: str) -> None
 def test_section_that_is_not_a_mapping() -> None:
     errors = _errors(engine="tp=8")
     assert "mapping" in errors["vllm-serving:engine"]
+
+
+@pytest.mark.parametrize(("section", "key", "fix"), [
+    ("image", "password", "pulumi config set --secret registryPassword"),
+    ("engine", "apiKey", "pulumi config set --secret apiKey"),
+    ("image", "version", "image.tag"),
+])
+def test_habitual_keys_get_the_real_fix(section: str, key: str, fix: str) -> None:
+    errors = _errors(**{section: {**BASE.get(section, {}), key: "x"}})
+    assert fix in errors[f"vllm-serving:{section}.{key}"]
+    assert "'x'" not in errors[f"vllm-serving:{section}.{key}"]  # a value typed there is never echoed
