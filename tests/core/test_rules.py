@@ -83,6 +83,7 @@ CASES: list[tuple[str, str, Edits, Edits]] = [
     ("shm-too-small", "a100", {"container": {"shm_size": 2 * 2**30}},
      {"container": {"shm_size": None, "ipc_mode": "host"}}),
     ("registry-password-missing", "v100", {}, {"secrets_set": frozenset({"registryPassword"})}),
+    ("docker-keys-on-kubernetes", "a100-k8s", {"hardware": {"device_ids": (0, 1, 2, 3)}}, {}),
     ("api-open-on-network", "v100", {}, {"network": {"bind_address": "127.0.0.1"}}),
     ("api-open-outside-cluster", "a100-k8s", {"kubernetes": {"service": ServiceSettings(type="NodePort")}},
      {"kubernetes": {"service": ServiceSettings(type="NodePort")}, "secrets_set": frozenset({"apiKey"})}),

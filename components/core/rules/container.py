@@ -55,6 +55,25 @@ def _open_outside_cluster(ctx: Context) -> Facts | None:
     return None if service == "ClusterIP" else {"type": service}
 
 
+# Keys only the Docker backend reads (container.shmSize is the pod's /dev/shm fallback, so not here).
+DOCKER_ONLY = {
+    "target": ("docker_host", "ssh_opts"),
+    "hardware": ("device_ids",),
+    "container": ("runtime", "ipc_mode", "privileged", "restart", "log_max_size", "log_max_files"),
+    "network": ("host_port", "bind_address", "public_host"),
+}
+
+
+def _docker_keys_on_kubernetes(ctx: Context) -> Facts | None:
+    if ctx.settings.target.kind != "kubernetes":
+        return None
+    ignored = []
+    for section, fields in DOCKER_ONLY.items():
+        model = getattr(ctx.settings, section)
+        ignored += [f"{section}.{type(model).model_fields[f].alias}" for f in fields if f in model.model_fields_set]
+    return {"keys": ", ".join(ignored)} if ignored else None
+
+
 RULES: tuple[Rule, ...] = (
     Rule("container-privileged", Severity.WARNING, config_key("container", "privileged"),
          "the container runs privileged: full access to the host's devices and kernel",
@@ -88,4 +107,10 @@ RULES: tuple[Rule, ...] = (
          "Kubernetes: NodePort or LoadBalancer Service without the apiKey secret.",
          "Anyone who reaches a node or the load balancer can use the GPUs.",
          "vllm-facts.md, The API as a smoke test sees it; docs/security.md", _open_outside_cluster),
+    Rule("docker-keys-on-kubernetes", Severity.WARNING, config_key("target", "kind"),
+         "{keys} only apply to a Docker host and are ignored on Kubernetes",
+         "remove them, or use the kubernetes section (service, runtimeClassName, scheduling)",
+         "Docker-only keys set on a Kubernetes stack.",
+         "The operator expects an effect (a device list, a host port) that the cluster never sees.",
+         "this project (backends)", _docker_keys_on_kubernetes),
 )
