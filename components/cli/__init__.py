@@ -11,7 +11,7 @@ from pathlib import Path
 from ..core.findings import ConfigError
 
 # Each subcommand lives in its own module with `register(subparsers)`.
-COMMANDS = ("plan", "check", "capacity", "render", "catalog")
+COMMANDS = ("plan", "check", "capacity", "render", "catalog", "diff", "affected")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,15 +17,6 @@ ROOT = Path(__file__).resolve().parents[2]
 INVALID = ROOT / "tests" / "stacks" / "invalid"
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A project dir holding just the two shipped stacks."""
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
-    for stack in ("v100", "a100"):
-        shutil.copy(ROOT / f"Pulumi.{stack}.yaml", tmp_path)
-    return tmp_path
-
-
 def test_all_stacks_clean_of_errors(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--project-dir", str(project), "check"]) == 0
     out = capsys.readouterr().out
@@ -72,6 +63,7 @@ def test_config_errors_are_findings_of_the_stack(tmp_path: Path, capsys: pytest.
     bad.write_text("config:\n  vllm-serving:hardware:\n    gpu: V99\n    count: 1\n")
     good = tmp_path / "Pulumi.v100.yaml"
     shutil.copy(ROOT / "Pulumi.v100.yaml", good)
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)  # v100 takes its image from the project defaults
     assert main(["--project-dir", str(tmp_path), "check", "--json"]) == 1
     data = {entry["stack"]: entry["findings"] for entry in json.loads(capsys.readouterr().out)}
     assert {f["code"] for f in data["broken"]} == {"config-missing"}
@@ -81,6 +73,7 @@ def test_config_errors_are_findings_of_the_stack(tmp_path: Path, capsys: pytest.
 def test_unknown_gpu_and_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = (ROOT / "Pulumi.v100.yaml").read_text().replace("gpu: V100-32GB", "gpu: V100-32G")
     (tmp_path / "Pulumi.typo.yaml").write_text(text)
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
     assert main(["--project-dir", str(tmp_path), "check", "typo", "absent"]) == 1
     out = capsys.readouterr().out
     assert "ERROR gpu-unknown vllm-serving:hardware.gpu: 'V100-32G' is not in the GPU catalog" in out

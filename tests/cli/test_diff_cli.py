@@ -1,0 +1,110 @@
+"""`vllm-stack diff`: the reviewer's view of v100 -> a100, JSON, and diff(1)'s exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from itertools import takewhile
+from pathlib import Path
+
+import pytest
+
+from components.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def line_of(out: str, section: str, key: str) -> str:
+    """The change line for `key` under the `section` title, columns collapsed to single spaces."""
+    lines = out.splitlines()
+    start = lines.index(f"  {section}") + 1
+    for line in lines[start:]:
+        if not line.startswith("    "):
+            break
+        if line.split()[0] == key:
+            return re.sub(r"\s+", " ", line.strip())
+    raise AssertionError(f"no {key} under {section}")
+
+
+def test_v100_to_a100_shows_what_a_reviewer_wants(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--project-dir", str(ROOT), "diff", "v100", "a100"]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "v100 -> a100"
+    assert line_of(out, "image", "reference") == (
+        "reference 192.168.122.156:30000/vllm/vllm-openai:v0.19.1 -> vllm/vllm-openai:v0.19.1")
+    assert line_of(out, "vllm argv", "--tensor-parallel-size") == "--tensor-parallel-size 8 -> 4"
+    assert line_of(out, "vllm argv", "--dtype") == "--dtype half -> (unset)"
+    assert line_of(out, "vllm argv", "--kv-cache-dtype") == "--kv-cache-dtype (unset) -> fp8"
+    assert line_of(out, "vllm argv", "--max-model-len") == "--max-model-len 8192 -> 262144"
+    assert line_of(out, "mounts", "/data/models/Qwen3.5-27B") == (
+        "/data/models/Qwen3.5-27B /u02/models/Qwen3.5-27B (read-only, bind) -> (unset)")
+    assert line_of(out, "mounts", "/root/.cache/vllm") == (
+        "/root/.cache/vllm /u02/models/data/vllm-cache (writable, bind) -> vllm-cache (writable, volume)")
+    assert line_of(out, "ports", "8000") == "8000 0.0.0.0:30006 -> 0.0.0.0:8000"
+    assert line_of(out, "GPU", "name") == "name V100-32GB -> A100-80GB"
+    assert line_of(out, "capacity", "max_concurrency") == "max_concurrency 98.53 -> 29.78"
+    # sections in reading order, each titled once, flags unchanged on both sides absent
+    titles = [line.strip() for line in out.splitlines() if line.startswith("  ") and not line.startswith("    ")]
+    assert titles == ["GPU", "model", "image", "vllm argv", "env", "mounts", "ports",
+                      "container", "endpoints", "capacity"]
+    assert "--enable-prefix-caching" not in out
+
+
+def test_columns_line_up_within_a_section(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["--project-dir", str(ROOT), "diff", "v100", "a100"])
+    lines = capsys.readouterr().out.splitlines()
+    argv = list(takewhile(lambda line: line.startswith("    "), lines[lines.index("  vllm argv") + 1:]))
+    value_columns = {len(line) - len(line[4:].split(" ", 1)[1].lstrip()) for line in argv}
+    assert len(argv) > 3 and len(value_columns) == 1
+
+
+def test_json_is_machine_readable(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--project-dir", str(ROOT), "diff", "v100", "a100", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert (data["a"], data["b"], data["identical"]) == ("v100", "a100", False)
+    assert {"section": "argv", "key": "--kv-cache-dtype", "a": None, "b": "fp8",
+            "kind": "added"} in data["changes"]
+    assert {"section": "gpu", "key": "name", "a": "V100-32GB", "b": "A100-80GB",
+            "kind": "changed"} in data["changes"]
+
+
+def test_identical_stacks_print_one_line_and_exit_0(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(project / "Pulumi.v100.yaml", project / "Pulumi.v100-copy.yaml")
+    assert main(["--project-dir", str(project), "diff", "v100", "v100-copy"]) == 0
+    out = capsys.readouterr().out
+    assert out.strip() == "v100 and v100-copy resolve to the same deployment"
+    assert main(["--project-dir", str(project), "diff", "v100", "v100-copy", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"a": "v100", "b": "v100-copy", "identical": True,
+                                                   "changes": []}
+
+
+def test_an_edited_copy_shows_only_the_edit(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = (project / "Pulumi.a100.yaml").read_text()
+    (project / "Pulumi.a100-next.yaml").write_text(text.replace("tag: v0.19.1", "tag: v0.20.0"))
+    assert main(["--project-dir", str(project), "diff", "a100", "a100-next", "--json"]) == 1
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    assert [(c["section"], c["key"]) for c in changes][0] == ("image", "reference")
+    # v0.20 still sizes the KV cache before CUDA graphs, as v0.19 does: capacity stays put
+    assert {c["section"] for c in changes} == {"image"}
+
+
+def test_a_missing_stack_exits_2_with_one_line_naming_the_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--project-dir", str(ROOT), "diff", "v100", "v99"]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "Pulumi.v99.yaml" in lines[0] and "no such stack file" in lines[0]
+    assert captured.out == "" and "Traceback" not in captured.err
+
+
+def test_both_bad_stacks_are_named_and_a_bad_setting_exits_2(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = (project / "Pulumi.v100.yaml").read_text()
+    (project / "Pulumi.bad.yaml").write_text(text.replace("maxModelLen: 8192", "maxModelLen: 8k"))
+    assert main(["--project-dir", str(project), "diff", "bad", "v99"]) == 2
+    err = capsys.readouterr().err
+    assert "vllm-serving:engine.maxModelLen" in err and "Pulumi.v99.yaml" in err
+
+
+def test_other_commands_keep_exit_1_on_a_bad_stack(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--project-dir", str(ROOT), "plan", "v99"]) == 1

@@ -1,0 +1,135 @@
+"""The stack diff: per-flag argv, keyed mounts/ports/env, secrets by name, stable order."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+
+from components.core.deployment_spec import DeploymentSpec
+from components.core.stack_diff import (
+    POSITIONAL, SECRET_VALUE, SECTIONS, Change, parse_argv, stack_diff, stack_view,
+)
+from components.core.stack_file import load_spec
+
+from .conftest import ROOT, edit, shipped_settings, spec_of
+
+
+@cache
+def shipped(stack: str) -> DeploymentSpec:
+    return load_spec(ROOT / f"Pulumi.{stack}.yaml", stack, ROOT)
+
+
+def by_key(changes: list[Change]) -> dict[tuple[str, str], tuple[str | None, str | None]]:
+    return {(c.section, c.key): (c.a, c.b) for c in changes}
+
+
+@pytest.mark.parametrize("stack", ["v100", "a100", "a100-k8s"])
+def test_a_stack_compared_with_itself_is_identical(stack: str) -> None:
+    assert stack_diff(shipped(stack), shipped(stack)) == []
+
+
+def test_changing_the_dtype_shows_exactly_that_flag() -> None:
+    base = shipped_settings("v100")
+    # float16 computes as half does, so capacity stays put: only the flag's text moves
+    changes = stack_diff(spec_of(base), spec_of(edit(base, engine={"dtype": "float16"})))
+    assert changes == [Change("argv", "--dtype", "half", "float16")]
+    assert changes[0].kind == "changed"
+
+
+def test_flags_that_appear_and_disappear_are_added_and_removed() -> None:
+    base = shipped_settings("v100")
+    other = edit(base, engine={"dtype": None, "kv_cache_dtype": "fp8"})
+    argv = [c for c in stack_diff(spec_of(base), spec_of(other)) if c.section == "argv"]
+    assert [(c.key, c.a, c.b, c.kind) for c in argv] == [
+        ("--dtype", "half", None, "removed"),
+        ("--kv-cache-dtype", None, "fp8", "added"),
+    ]
+
+
+def test_a_secret_env_var_shows_by_name_never_a_value() -> None:
+    base = shipped_settings("a100")
+    with_key = edit(base, secrets_set=frozenset({"apiKey"}))
+    changes = stack_diff(spec_of(base), spec_of(with_key))
+    assert changes == [Change("env", "VLLM_API_KEY", None, SECRET_VALUE)]
+    # two stacks both holding the secret compare equal: its value is not theirs to show
+    assert stack_diff(spec_of(with_key), spec_of(with_key)) == []
+
+
+def test_plain_env_is_compared_by_name_and_value() -> None:
+    base = shipped_settings("v100")
+    other = edit(base, engine={"env": {"VLLM_USE_MODELSCOPE": "true", "NCCL_DEBUG": "INFO"}})
+    assert by_key(stack_diff(spec_of(base), spec_of(other))) == {
+        ("env", "NCCL_DEBUG"): (None, "INFO"),
+        ("env", "VLLM_USE_MODELSCOPE"): ("false", "true"),
+    }
+
+
+def test_argv_is_compared_per_flag_not_by_position() -> None:
+    base = shipped_settings("a100")
+    one = edit(base, engine={"extra_args": ("--max-num-partial-prefills", "2", "--enforce-eager")})
+    other = edit(base, engine={"extra_args": ("--enforce-eager", "--max_num_partial_prefills=2")})
+    assert stack_diff(spec_of(one), spec_of(other)) == []
+    changed = edit(base, engine={"extra_args": ("--enforce-eager", "--max-num-partial-prefills", "4")})
+    assert stack_diff(spec_of(one), spec_of(changed)) == [
+        Change("argv", "--max-num-partial-prefills", "2", "4")]
+
+
+def test_parse_argv_pairs_flags_with_values() -> None:
+    parsed = parse_argv(["serve", "--model", "/m", "--enforce-eager", "--seed", "-1",
+                         "--no-enable-prefix-caching", "--middleware", "a", "--middleware", "b c",
+                         "extra", "--block-size=32"])
+    assert parsed == {"--model": "/m", "--enforce-eager": "true", "--seed": "-1",
+                      "--enable-prefix-caching": "false", "--middleware": "a 'b c'",
+                      "--block-size": "32", POSITIONAL: "serve extra"}
+
+
+def test_mounts_are_keyed_by_container_path() -> None:
+    base = shipped_settings("v100")
+    other = edit(base, model={"host_path": "/srv/models/Qwen3.5-27B"})
+    changes = stack_diff(spec_of(base), spec_of(other))
+    assert by_key(changes) == {("mounts", "/data/models/Qwen3.5-27B"): (
+        "/u02/models/Qwen3.5-27B (read-only, bind)", "/srv/models/Qwen3.5-27B (read-only, bind)")}
+
+
+def test_ports_are_keyed_by_container_port() -> None:
+    base = shipped_settings("v100")
+    other = edit(base, network={"host_port": 30007, "bind_address": "127.0.0.1"})
+    changes = by_key(stack_diff(spec_of(base), spec_of(other)))
+    assert changes[("ports", "8000")] == ("0.0.0.0:30006", "127.0.0.1:30007")
+    assert {section for section, _ in changes} == {"ports", "endpoints"}
+
+
+def test_v100_to_a100_names_what_a_reviewer_needs() -> None:
+    changes = by_key(stack_diff(shipped("v100"), shipped("a100")))
+    assert changes[("gpu", "name")] == ("V100-32GB", "A100-80GB")
+    assert changes[("image", "reference")] == (
+        "192.168.122.156:30000/vllm/vllm-openai:v0.19.1", "vllm/vllm-openai:v0.19.1")
+    assert changes[("argv", "--tensor-parallel-size")] == ("8", "4")
+    assert changes[("argv", "--kv-cache-dtype")] == (None, "fp8")
+    assert changes[("capacity", "kv_cache_dtype")] == ("auto", "fp8")
+    assert ("argv", "--enable-prefix-caching") not in changes  # both set it: no line
+
+
+def test_changes_come_in_section_then_key_order() -> None:
+    changes = stack_diff(shipped("v100"), shipped("a100"))
+    sections = [c.section for c in changes]
+    assert sections == sorted(sections, key=SECTIONS.index)
+    argv = [c.key for c in changes if c.section == "argv"]
+    # the argv's own order (--dtype before --kv-cache-dtype), not alphabetical
+    assert argv.index("--tensor-parallel-size") < argv.index("--dtype") < argv.index("--kv-cache-dtype")
+    container = [c.key for c in changes if c.section == "container"]
+    assert container == sorted(container)
+
+
+def test_reversing_the_sides_swaps_added_and_removed() -> None:
+    forward = stack_diff(shipped("v100"), shipped("a100"))
+    backward = {(c.section, c.key): c for c in stack_diff(shipped("a100"), shipped("v100"))}
+    for c in forward:
+        back = backward[(c.section, c.key)]
+        assert (back.a, back.b) == (c.b, c.a)
+        assert {c.kind, back.kind} in ({"changed"}, {"added", "removed"})
+
+
+def test_the_view_covers_every_section() -> None:
+    assert tuple(stack_view(shipped("a100-k8s"))) == SECTIONS
