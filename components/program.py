@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pulumi
@@ -16,9 +18,15 @@ from pulumi.runtime import config as runtime_config
 from .core.capacity import plan_capacity
 from .core.deployment_spec import DeploymentSpec, resolve
 from .core.findings import PROJECT, ConfigError, Finding, Severity
+from .core.promotion import Promotion, promote_from, promoted_spec, target_kind
+from .core.release import release_of, with_digest
 from .core.rules import check
 from .core.settings import SECRET_KEYS
 from .core.stack_config import parse_stack_config
+from .core.stack_file import project_defaults
+
+# Pulumi.yaml's directory: its project-level config decides which values a promotion replaces.
+PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
 def _raw_config() -> tuple[dict[str, Any], set[str]]:
@@ -51,11 +59,8 @@ def _deploy_severity(finding: Finding) -> Finding:
     return finding
 
 
-def checked_spec() -> DeploymentSpec:
-    """Settings from the engine's config, resolved and checked; warnings go to Pulumi's log."""
-    values, secret_keys = _raw_config()
-    settings = parse_stack_config(values, secret_keys)
-    spec = resolve(settings, pulumi.get_stack())
+def enforce(spec: DeploymentSpec) -> DeploymentSpec:
+    """Run the rules: warnings go to Pulumi's log, any error stops the program."""
     findings = [_deploy_severity(f) for f in check(spec)]
     errors = [f for f in findings if f.severity is Severity.ERROR]
     for warning in (f for f in findings if f.severity is Severity.WARNING):
@@ -71,22 +76,73 @@ def _secrets(spec: DeploymentSpec) -> dict[str, pulumi.Output[str]]:
     return {key: value for key, value in found.items() if value is not None}
 
 
-def build() -> dict[str, Any]:
-    """Build the deployment for the current stack and return the values to export.
+# What each backend exports, known before a promoted release resolves (a test keeps it exact).
+EXPORTS: dict[str, tuple[str, ...]] = {
+    "docker": ("baseUrl", "healthUrl", "modelsUrl", "metricsUrl", "servedModelName", "imageDigest",
+               "vllmArgs", "dockerRunCommand", "containerName", "capacity", "release"),
+    "kubernetes": ("baseUrl", "healthUrl", "modelsUrl", "metricsUrl", "servedModelName", "vllmArgs",
+                   "namespace", "serviceName", "capacity", "release"),
+}
+
+
+def deploy(spec: DeploymentSpec) -> dict[str, Any]:
+    """The backend's resources for a checked spec, and the values to export.
 
     The backend's Pulumi package is imported only when the stack uses it.
     """
-    try:
-        spec = checked_spec()
-    except ConfigError as exc:
-        # RunError prints the message alone: the operator needs the keys, not a traceback
-        raise pulumi.RunError(str(exc)) from None
     secrets = _secrets(spec)
-    capacity = {"capacity": plan_capacity(spec).as_dict()}
     if spec.settings.target.kind == "kubernetes":
         from .kubernetes.vllm_kubernetes import VllmKubernetes
 
-        return {**VllmKubernetes(spec.name, spec, secrets).outputs, **capacity}
-    from .docker.vllm_deployment import VllmDeployment
+        outputs = dict(VllmKubernetes(spec.name, spec, secrets).outputs)
+    else:
+        from .docker.vllm_deployment import VllmDeployment
 
-    return {**VllmDeployment(spec, secrets).outputs, **capacity}
+        outputs = dict(VllmDeployment(spec, secrets).outputs)
+    release = release_of(spec.settings, spec.stack)
+    digest = outputs.get("imageDigest")
+    outputs["release"] = (pulumi.Output.from_input(digest).apply(lambda d: with_digest(release, d))
+                          if digest is not None else release)
+    outputs["capacity"] = plan_capacity(spec).as_dict()
+    return outputs
+
+
+def _promoted(values: dict[str, Any], secret_keys: set[str], source: str, release: Any) -> pulumi.Output[Any]:
+    promotion = Promotion(source, pulumi.get_stack(), release)
+    try:
+        spec = enforce(promoted_spec(values, secret_keys, promotion, project_defaults(PROJECT_DIR)))
+    except ConfigError as exc:
+        raise pulumi.RunError(str(exc)) from None
+    if not promotion.release["image"].get("digest"):
+        pulumi.log.warn(
+            f"WARNING release-tag-only {promotion.source}: the release pins the image by tag only "
+            f"({spec.settings.image.reference}); a moved tag would deploy an image nobody verified - "
+            f"deploy {promotion.source_stack} with the Docker backend (it exports the pulled digest) "
+            "or set image.digest there")
+    return pulumi.Output.all(**deploy(spec))
+
+
+def build() -> dict[str, Any]:
+    """Build the deployment for the current stack and return the values to export.
+
+    A promoting stack reads the source's `release` output through a StackReference first; the
+    rules then run on the joined settings, before any of its resources is registered.
+    """
+    values, secret_keys = _raw_config()
+    try:
+        source = promote_from(values)
+        if source is None:
+            settings = parse_stack_config(values, secret_keys)
+            return deploy(enforce(resolve(settings, pulumi.get_stack())))
+        kind = target_kind(values)
+    except ConfigError as exc:
+        # RunError prints the message alone: the operator needs the keys, not a traceback
+        raise pulumi.RunError(str(exc)) from None
+    reference = pulumi.StackReference(source)
+    deployed = reference.get_output("release").apply(
+        lambda release: _promoted(values, secret_keys, source, release))
+    return {name: deployed.apply(_pick(name)) for name in EXPORTS[kind]}
+
+
+def _pick(name: str) -> Callable[[Any], Any]:
+    return lambda outputs: outputs[name]

@@ -44,10 +44,21 @@ class Registered:
 
 
 class _Mocks(pulumi.runtime.Mocks):
-    """Echo inputs back as outputs, plus what the providers would compute."""
+    """Echo inputs back as outputs, plus what the providers would compute; stack references
+    answer with the outputs given for that stack, or fail as the engine does for a stack
+    that does not exist."""
+
+    def __init__(self, stack_outputs: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        self.stack_outputs = dict(stack_outputs or {})
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         outputs = dict(args.inputs)
+        if args.typ == "pulumi:pulumi:StackReference":
+            name = args.inputs["name"]
+            if name not in self.stack_outputs:
+                raise LookupError(f"unknown stack {name!r}: no outputs were given for it")
+            return name, {"name": name, "outputs": dict(self.stack_outputs[name]),
+                          "secretOutputNames": []}
         if args.typ == "docker:index/remoteImage:RemoteImage":
             ref = args.inputs["name"]
             repo = ref.split("@")[0].rsplit(":", 1)[0] if ":" in ref.rsplit("/", 1)[-1] else ref
@@ -67,6 +78,11 @@ class _Monitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: _Mocks) -> None:
         super().__init__(mocks)
         self.registered: list[Registered] = []
+        self.reads: list[tuple[str, str, str]] = []  # (type, name, id): stack references
+
+    def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC name
+        self.reads.append((request.type, request.name, request.id))
+        return super().ReadResource(request)
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC name
         response = super().RegisterResource(request)
@@ -101,10 +117,12 @@ class _Collect(logging.Handler):
 class ProgramFailed(Exception):
     """The program raised; `resources` holds whatever was registered before it did."""
 
-    def __init__(self, error: BaseException, resources: list[Registered]) -> None:
+    def __init__(self, error: BaseException, resources: list[Registered],
+                 reads: list[tuple[str, str, str]] | None = None) -> None:
         super().__init__(str(error))
         self.error = error
         self.resources = resources
+        self.reads = reads or []
 
 
 @dataclass
@@ -113,6 +131,7 @@ class ProgramRun:
     outputs: dict[str, Any]
     secret_outputs: set[str]
     warnings: list[str] = field(default_factory=list)
+    reads: list[tuple[str, str, str]] = field(default_factory=list)
 
     def of_type(self, suffix: str) -> list[Registered]:
         return [r for r in self.resources if r.type.endswith(suffix)]
@@ -123,9 +142,12 @@ class ProgramRun:
         return found[0]
 
 
-def recording_mocks(stack: str, preview: bool = False, logger: logging.Logger | None = None) -> _Monitor:
+def recording_mocks(
+    stack: str, preview: bool = False, logger: logging.Logger | None = None,
+    stack_outputs: Mapping[str, Mapping[str, Any]] | None = None,
+) -> _Monitor:
     """Install fresh mocks that record every registration; returns the recording monitor."""
-    mocks = _Mocks()
+    mocks = _Mocks(stack_outputs)
     monitor = _Monitor(mocks)
     settings.ROOT.set(None)  # a fresh root stack per run
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=preview,
@@ -169,12 +191,12 @@ def plain_text(raw: Any) -> str:
 
 
 def stack_config(path: Path) -> dict[str, Any]:
-    """The `config:` of a stack file, secure values dropped (tests pass secrets explicitly)."""
-    import yaml
+    """The config the engine would pass for a stack file: its `config:` over the project
+    defaults of Pulumi.yaml, secure values dropped (tests pass secrets explicitly)."""
+    from components.core.stack_file import read_stack_file
 
-    data = yaml.safe_load(path.read_text())
-    return {k: v for k, v in data["config"].items()
-            if not (isinstance(v, dict) and set(v) == {"secure"})}
+    stack_file = read_stack_file(path, ROOT)
+    return {k: v for k, v in stack_file.values.items() if k not in stack_file.secret_keys}
 
 
 def run_program(
@@ -182,9 +204,22 @@ def run_program(
     stack: str = "test",
     secrets: Mapping[str, str] | None = None,
     preview: bool = False,
+    stack_outputs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ProgramRun:
-    """Run `__main__.py` for one stack's config; `secrets` are set as Pulumi secrets."""
+    """Run `__main__.py` for one stack's config; `secrets` are set as Pulumi secrets.
+
+    `stack_outputs` answers StackReferences (`ORG/vllm-serving/STACK` -> outputs). A promotion
+    from a shipped stack that is not given there is answered with that stack's own outputs,
+    from running the program for it first, as the engine would read them after its deployment.
+    """
     full = {(k if ":" in k else f"{PROJECT}:{k}"): v for k, v in config.items()}
+    stack_outputs = dict(stack_outputs or {})
+    source = str((full.get(f"{PROJECT}:release") or {}).get("promoteFrom"))
+    shipped = ROOT / f"Pulumi.{source.rsplit('/', 1)[-1]}.yaml"
+    qualified = source.count("/") == 2 and source.split("/")[1] == PROJECT
+    if qualified and source not in stack_outputs and shipped.exists():
+        stack_outputs[source] = run_program(
+            stack_config(shipped), stack=source.rsplit("/", 1)[-1], secrets=secrets).outputs
     values = {k: v if isinstance(v, str) else json.dumps(v) for k, v in full.items()}
     secret_keys = []
     for key, value in (secrets or {}).items():
@@ -196,7 +231,7 @@ def run_program(
     logger = logging.getLogger(f"pulumi-mock-{id(collect)}")
     logger.addHandler(collect)
     logger.propagate = False
-    monitor = recording_mocks(stack, preview, logger)
+    monitor = recording_mocks(stack, preview, logger, stack_outputs)
     resolved: dict[str, Any] = {}
     secret_outputs: set[str] = set()
 
@@ -221,8 +256,8 @@ def run_program(
     try:
         program()
     except Exception as exc:
-        raise ProgramFailed(exc, monitor.registered) from exc
+        raise ProgramFailed(exc, monitor.registered, monitor.reads) from exc
     finally:
         set_all_config({}, [])
     warnings = [r.getMessage() for r in collect.records if r.levelno == logging.WARNING]
-    return ProgramRun(monitor.registered, resolved, secret_outputs, warnings)
+    return ProgramRun(monitor.registered, resolved, secret_outputs, warnings, monitor.reads)

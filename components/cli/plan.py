@@ -38,6 +38,9 @@ def _text(plan: dict[str, Any]) -> str:
         f"  Served as  {m['servedModelName']}",
         f"  Image      {plan['image']['reference']}"
         + (f"  (registry user {plan['image']['registryUser']})" if plan["image"]["registryUser"] else ""),
+        "  Release    " + (f"promoted from {plan['release']['promotedFrom']}"
+                             if plan["release"]["promotedFrom"] else "this stack's own sections")
+        + f" (release flags {plan['release']['argvFingerprint'][:19]}...)",
         "  Secrets    " + ", ".join(f"{k}: {v}" for k, v in plan["secrets"].items()),
         "  Mounts",
         *[f"    {x['source']} -> {x['target']} ({'read-only' if x['readOnly'] else 'writable'}, {x['kind']})"

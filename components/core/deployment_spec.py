@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .findings import ConfigError, Finding, Severity, config_key
 from .gpu_catalog import GpuSpec, find_gpu, suggest_gpu
 from .model_catalog import ModelArchitecture, find_model, suggest_model
 from .settings import VLLM_PORT, StackSettings
 from .vllm_command import secret_env_names, vllm_args, vllm_env
+
+if TYPE_CHECKING:
+    from .promotion import Promotion
 
 # Startup allowance: engine init and CUDA graphs (~5 min for a 27B model on a cold compile
 # cache, per vLLM's logs), plus reading the weights at a conservative ~70 MB/s from local disk.
@@ -39,6 +43,8 @@ class DeploymentSpec:
     env: tuple[tuple[str, str], ...]
     secret_env: tuple[str, ...]
     startup_seconds: int
+    promotion: Promotion | None = None
+    """Set when the image, model and release flags came from another stack's release."""
 
     @property
     def name(self) -> str:
@@ -54,10 +60,11 @@ class DeploymentSpec:
         net = self.settings.network
         if net.public_host:
             return net.public_host
-        if self.settings.target.docker_hostname:
-            return self.settings.target.docker_hostname
+        # a specific bind address is the only one that answers, on a remote host too
         if net.bind_address not in ("0.0.0.0", "::"):
             return f"[{net.bind_address}]" if ":" in net.bind_address else net.bind_address
+        if self.settings.target.docker_hostname:
+            return self.settings.target.docker_hostname
         return "localhost"
 
     @property
@@ -82,7 +89,7 @@ class DeploymentSpec:
         }
 
 
-def resolve(settings: StackSettings, stack: str) -> DeploymentSpec:
+def resolve(settings: StackSettings, stack: str, promotion: Promotion | None = None) -> DeploymentSpec:
     """Join settings with the catalogs; unknown catalog names are errors with suggestions."""
     findings: list[Finding] = []
     gpu = find_gpu(settings.hardware.gpu)
@@ -117,4 +124,5 @@ def resolve(settings: StackSettings, stack: str) -> DeploymentSpec:
         env=vllm_env(settings),
         secret_env=secret_env_names(settings),
         startup_seconds=startup,
+        promotion=promotion,
     )

@@ -13,6 +13,7 @@ from .deployment_spec import DeploymentSpec
 from .docker_container import ContainerSpec, container_spec
 from .docker_run import docker_run_command
 from .findings import Finding
+from .release import argv_fingerprint
 from .settings import SECRET_KEYS
 from .units import go_duration
 
@@ -122,6 +123,7 @@ def deployment_plan(spec: DeploymentSpec, findings: list[Finding]) -> dict[str, 
             "servedModelName": spec.served_model_name,
         },
         "image": {"reference": c.image, "registryUser": s.image.username},
+        "release": {"promotedFrom": s.release.promote_from, "argvFingerprint": argv_fingerprint(s)},
         "secrets": {key: ("set" if key in s.secrets_set else "not set") for key in SECRET_KEYS},
         "mounts": placement["mounts"],
         "ports": placement["ports"],

@@ -467,6 +467,8 @@ class StackSettings(Section):
     """Ports and addresses."""
     kubernetes: _k8s.KubernetesSettings = Field(default_factory=lambda: _k8s.KubernetesSettings())
     """Cluster settings, used when target.kind is kubernetes."""
+    release: _release.ReleaseSettings = Field(default_factory=lambda: _release.ReleaseSettings())
+    """Where the release comes from: this stack's own sections, or another stack (promotion)."""
     secrets_set: frozenset[str] = frozenset()
     """Names of the secret keys present in the stack (values stay with Pulumi)."""
 
@@ -486,3 +488,4 @@ SECTIONS: tuple[str, ...] = tuple(
 # works when kubernetes_settings is imported first (partially initialized); pydantic resolves
 # the annotation above when StackSettings is first used.
 from . import kubernetes_settings as _k8s  # noqa: E402
+from . import release_settings as _release  # noqa: E402

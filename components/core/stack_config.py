@@ -118,6 +118,14 @@ def _finding_from(err: Any) -> Finding:
     return _error("config-invalid", key, err["msg"], f"see the key's documentation: {doc}")
 
 
+def section_error(section: str, exc: ValidationError) -> ConfigError:
+    """A section validated on its own, reported as if validated within the whole stack."""
+    findings = []
+    for err in exc.errors():
+        findings.append(_finding_from({**err, "loc": (section, *err["loc"])}))
+    return ConfigError(findings)
+
+
 def parse_stack_config(
     values: Mapping[str, Any], secret_keys: frozenset[str] | set[str] = frozenset()
 ) -> StackSettings:

@@ -6,6 +6,7 @@ Secret values (`{secure: ...}`) are noted as present and never decrypted. Projec
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,9 @@ from typing import Any
 import yaml
 
 from .deployment_spec import DeploymentSpec, resolve
-from .findings import ConfigError, Finding, Severity
+from .findings import ConfigError, Finding, Severity, config_key
+from .promotion import Promotion, promote_from, promoted_spec
+from .release import release_of
 from .settings import StackSettings
 from .stack_config import parse_stack_config
 
@@ -63,7 +66,7 @@ def _load_yaml(path: Path) -> Any:
         raise _fail(path, f"is not valid YAML{where}", "fix the YAML syntax (indentation, colons, quotes)") from None
 
 
-def _project_defaults(project_dir: Path) -> dict[str, Any]:
+def project_defaults(project_dir: Path) -> dict[str, Any]:
     project = project_dir / "Pulumi.yaml"
     if not project.exists():
         return {}
@@ -87,7 +90,7 @@ def read_stack_file(path: Path, project_dir: Path | None = None) -> StackFile:
     config = data.get("config")
     if not isinstance(config, dict) or not config:
         raise _fail(path, "has no `config:` mapping", "put the vllm-serving sections under a top-level `config:` key")
-    values: dict[str, Any] = dict(_project_defaults(project_dir or path.parent))
+    values: dict[str, Any] = dict(project_defaults(project_dir or path.parent))
     secrets: set[str] = set()
     for key, value in config.items():
         key = str(key)
@@ -103,7 +106,42 @@ def load_settings(stack_file: StackFile) -> StackSettings:
     return parse_stack_config(stack_file.values, stack_file.secret_keys)
 
 
-def load_spec(path: Path, stack: str | None = None, project_dir: Path | None = None) -> DeploymentSpec:
-    """Read, validate and resolve one stack file: what every offline command starts from."""
+def load_spec(
+    path: Path, stack: str | None = None, project_dir: Path | None = None,
+    _promoting: frozenset[str] = frozenset(),
+) -> DeploymentSpec:
+    """Read, validate and resolve one stack file: what every offline command starts from.
+
+    A promoting stack gets its release from the source's stack file in the same project, as
+    the source would export it (without the digest only a deployment knows).
+    """
     stack_file = read_stack_file(path, project_dir)
-    return resolve(load_settings(stack_file), stack or stack_file.stack)
+    name = stack or stack_file.stack
+    source = promote_from(stack_file.values)
+    if source is None:
+        return resolve(load_settings(stack_file), name)
+    directory = project_dir or path.parent
+    promotion = Promotion(source, name, _local_release(directory, source, _promoting | {name}))
+    return promoted_spec(stack_file.values, stack_file.secret_keys, promotion, project_defaults(directory))
+
+
+def _local_release(directory: Path, source: str, promoting: frozenset[str]) -> dict[str, Any]:
+    stack = source.rsplit("/", 1)[-1]
+    key = config_key("release", "promoteFrom")
+    if stack in promoting:
+        raise ConfigError([Finding(
+            "release-cycle", Severity.ERROR, key,
+            f"promotion cycle: {' -> '.join(sorted(promoting))} -> {stack}",
+            "end the chain at a stack without release.promoteFrom (the one that is verified first)")])
+    path = stack_path(directory, stack)
+    if not path.exists():
+        raise ConfigError([Finding(
+            "release-source-missing", Severity.ERROR, key,
+            f"{source}: offline views read its release from {path.name}, which is not in {directory}",
+            f"add {path.name} to the project, or promote from a stack of this project")])
+    try:
+        spec = load_spec(path, stack, directory, promoting)
+    except ConfigError as exc:
+        raise ConfigError([dataclasses.replace(f, message=f"{f.message} [in source stack {stack}]")
+                           for f in exc.findings]) from None
+    return release_of(spec.settings, stack)

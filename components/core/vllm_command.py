@@ -77,10 +77,10 @@ def _text(value: str | int | float) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def vllm_args(settings: StackSettings) -> tuple[str, ...]:
-    """The argv after the image's entrypoint."""
+def render_flags(settings: StackSettings, flags: tuple[Flag, ...]) -> list[str]:
+    """`flags` rendered for `settings`, in the table's order; unset ones left out."""
     args: list[str] = []
-    for flag in FLAGS:
+    for flag in flags:
         value = flag.value(settings)
         if value is None:
             continue
@@ -90,7 +90,12 @@ def vllm_args(settings: StackSettings) -> tuple[str, ...]:
             args.append("--no-" + flag.flag.removeprefix("--"))
         else:
             args += [flag.flag, _text(value)]
-    return (*args, *settings.engine.extra_args)
+    return args
+
+
+def vllm_args(settings: StackSettings) -> tuple[str, ...]:
+    """The argv after the image's entrypoint."""
+    return (*render_flags(settings, FLAGS), *settings.engine.extra_args)
 
 
 def vllm_env(settings: StackSettings) -> tuple[tuple[str, str], ...]:

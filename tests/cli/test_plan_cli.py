@@ -54,3 +54,15 @@ def test_plan_of_a_kubernetes_stack_shows_the_pod_not_a_docker_host(capsys) -> N
     assert {"kind": "emptyDir", "source": "Memory 32Gi", "target": "/dev/shm", "readOnly": False} in plan["mounts"]
     assert plan["ports"] == [{"service": "ClusterIP vllm", "port": 8000, "containerPort": 8000}]
     assert all(r["type"].startswith(("kubernetes:", "vllm-serving:kubernetes")) for r in plan["resources"])
+
+
+def test_plan_of_a_promoting_stack_says_where_its_release_comes_from(capsys) -> None:
+    assert main(["--project-dir", str(ROOT), "plan", "v100-prod", "--json"]) == 0
+    prod = json.loads(capsys.readouterr().out)
+    assert main(["--project-dir", str(ROOT), "plan", "v100-staging", "--json"]) == 0
+    staging = json.loads(capsys.readouterr().out)
+    assert prod["release"]["promotedFrom"] == "organization/vllm-serving/v100-staging"
+    assert staging["release"]["promotedFrom"] is None
+    # same release flags, so the fingerprints agree; the host is prod's own
+    assert prod["release"]["argvFingerprint"] == staging["release"]["argvFingerprint"]
+    assert prod["target"]["where"] == "ssh://deploy@gpu-v100-01"

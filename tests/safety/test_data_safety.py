@@ -28,6 +28,8 @@ def docker_variants() -> list[tuple[str, str, dict[str, Any]]]:
     for stack in DOCKER:
         config = shipped_stack(stack)
         found.append((stack, "shipped", config))
+        if "promoteFrom" in (config.get(P + "release") or {}):
+            continue  # its weights location is the release's: the source's variant covers it
         volumes = copy.deepcopy(config)
         model = {k: v for k, v in volumes[P + "model"].items() if k != "hostPath"}
         model.update(volumeName=f"{stack}-weights", protect=True)
@@ -67,7 +69,11 @@ def _wants_protect(config: dict[str, Any]) -> bool:
 
 
 def _model(config: dict[str, Any]) -> dict[str, Any]:
+    """The model section the stack deploys: a promoted stack's weights are its source's."""
     model: dict[str, Any] = config[P + "model"]
+    source = (config.get(P + "release") or {}).get("promoteFrom")
+    if source:
+        return {**shipped_stack(source.rsplit("/", 1)[-1])[P + "model"], **model}
     return model
 
 

@@ -21,7 +21,7 @@ import yaml
 from components.cli.render import FORMATS, secret_variable
 from components.core.settings import SECRET_KEYS
 from tests.conftest import shipped_stack
-from tests.pulumi_harness import ROOT, SECRET_SIG, ProgramRun, Registered, plain_text, secret_paths
+from tests.pulumi_harness import ROOT, SECRET_SIG, ProgramRun, Registered, plain_text, secret_paths, stack_config
 from tests.safety.helpers import SENTINELS, run_cli, stack_files, stacks_of_kind
 
 ALL_STACKS = [p.name.split(".", 1)[1].rsplit(".", 1)[0] for p in stack_files()]
@@ -122,7 +122,8 @@ def secret_project(tmp_path: Path) -> Path:
     shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     for path in stack_files():
         data = yaml.safe_load(path.read_text())
-        data["config"]["vllm-serving:image"]["username"] = USER
+        image = data["config"].get("vllm-serving:image") or stack_config(path)["vllm-serving:image"]
+        data["config"]["vllm-serving:image"] = {**image, "username": USER}
         for key in SECRET_KEYS:
             data["config"][f"vllm-serving:{key}"] = {"secure": "v1:AAAAbm90LWEtcmVhbC1jaXBoZXJ0ZXh0"}
         (tmp_path / path.name).write_text(yaml.safe_dump(data, sort_keys=False))

@@ -1,0 +1,175 @@
+"""Promoting a release: another stack's verified release joined with this stack's own settings.
+
+Precedence for a promoting stack: the release's carried keys (`release.CARRIED`), then the stack
+file, then the project defaults in `Pulumi.yaml`. A carried key that the stack file sets to a
+value other than the release's is an error, never silently dropped. Every finding about a
+promoted stack names both stacks, and those about a carried key say to fix the source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from .findings import PROJECT, ConfigError, Finding, Severity, config_key
+from .release import CARRIED, SECTION_MODELS, argv_fingerprint, is_carried
+from .release_settings import ReleaseSettings
+from .settings import StackSettings, TargetSettings
+
+if TYPE_CHECKING:
+    from .deployment_spec import DeploymentSpec
+
+RELEASE_PARTS = ("stack", "image", "model", "engine", "argvFingerprint")
+_KEY = config_key("release", "promoteFrom")
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """One stack deploying another stack's release."""
+
+    source: str
+    """The source as configured, `ORG/vllm-serving/STACK`."""
+    target: str
+    """The promoting stack's name."""
+    release: Mapping[str, Any]
+    """The source's exported `release` output."""
+
+    @property
+    def source_stack(self) -> str:
+        return self.source.rsplit("/", 1)[-1]
+
+    def attribute(self, finding: Finding) -> Finding:
+        """The finding with both stacks named; a carried key's fix points at the source."""
+        dotted = finding.key.split(":", 1)[-1]
+        if is_carried(dotted) and finding.severity is Severity.WARNING:
+            return dataclasses.replace(
+                finding, message=f"{finding.message} [{dotted} is in the release of "
+                                 f"{self.source_stack}, promoted into {self.target}]")
+        if is_carried(dotted):
+            return dataclasses.replace(
+                finding,
+                message=f"{finding.message} [{dotted} is in the release of {self.source_stack}, "
+                        f"promoted into {self.target}]",
+                fix=f"change it in {self.source_stack}, redeploy and verify it there, then promote "
+                    f"again; {self.target} cannot override it ({finding.fix})")
+        return dataclasses.replace(
+            finding,
+            message=f"{finding.message} [stack {self.target}, release promoted from {self.source_stack}]")
+
+
+def _raw(values: Mapping[str, Any], name: str) -> tuple[str, Any]:
+    """The key a section is stored under (`vllm-serving:engine` or bare `engine`) and its value."""
+    for key in (f"{PROJECT}:{name}", name):
+        if key in values:
+            return key, values[key]
+    return f"{PROJECT}:{name}", None
+
+
+def promote_from(values: Mapping[str, Any]) -> str | None:
+    """`release.promoteFrom` from raw config, validated on its own: the other sections may be
+    incomplete until the release fills them."""
+    _, raw = _raw(values, "release")
+    if raw is None:
+        return None
+    try:
+        return ReleaseSettings.model_validate(raw).promote_from
+    except ValidationError as exc:
+        from .stack_config import section_error  # the one place errors get their key and fix
+
+        raise section_error("release", exc) from None
+
+
+def target_kind(values: Mapping[str, Any]) -> str:
+    """The backend, read before the release fills the other sections."""
+    _, raw = _raw(values, "target")
+    try:
+        return TargetSettings.model_validate(raw or {}).kind
+    except ValidationError as exc:
+        from .stack_config import section_error
+
+        raise section_error("target", exc) from None
+
+
+def _error(code: str, key: str, message: str, fix: str) -> Finding:
+    return Finding(code, Severity.ERROR, key, message, fix)
+
+
+def _default(section: str, key: str) -> Any:
+    model = SECTION_MODELS[section]
+    field = next(f for n, f in model.model_fields.items() if (f.alias or n) == key)
+    return field.get_default(call_default_factory=True)
+
+
+def _check_release(release: Any, promotion_source: str, target: str) -> Mapping[str, Any]:
+    if not isinstance(release, Mapping) or any(part not in release for part in RELEASE_PARTS):
+        stack = promotion_source.rsplit("/", 1)[-1]
+        raise ConfigError([_error(
+            "release-missing", _KEY,
+            f"{promotion_source} exports no release (stack {target} promotes from it)",
+            f"deploy {stack} with this version first (pulumi up -s {stack}), or fix release.promoteFrom")])
+    return release
+
+
+def promote_values(
+    values: Mapping[str, Any], promotion: Promotion, project_defaults: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The stack's raw config with the release's carried keys in place of its own."""
+    release = _check_release(promotion.release, promotion.source, promotion.target)
+    merged = dict(values)
+    conflicts: list[Finding] = []
+    for section, carried in CARRIED.items():
+        key, own = _raw(values, section)
+        if own is None:
+            own = {}
+        if not isinstance(own, Mapping):
+            continue  # the settings parser reports the wrong type with its fix
+        _, project = _raw(project_defaults, section)
+        project = project if isinstance(project, Mapping) else {}
+        shipped = release[section]
+        for name in sorted(set(own) & carried):
+            value = own[name]
+            if value in (shipped.get(name, _default(section, name)), project.get(name, object())):
+                continue  # agrees with the release, or is the project-wide default it replaces
+            conflicts.append(_error(
+                "release-key-overridden", config_key(section, name),
+                f"stack {promotion.target} sets {section}.{name}={value!r}, but its release comes from "
+                f"{promotion.source_stack}, which runs {shipped.get(name, '(unset)')!r}",
+                f"remove {section}.{name} from Pulumi.{promotion.target}.yaml; change it in "
+                f"{promotion.source_stack} and promote again"))
+        merged[key] = {**{k: v for k, v in own.items() if k not in carried}, **shipped}
+    if conflicts:
+        raise ConfigError(conflicts)
+    return merged
+
+
+def fingerprint_finding(settings: StackSettings, promotion: Promotion) -> Finding | None:
+    """An error when this code renders the release differently from the code that deployed it."""
+    here, there = argv_fingerprint(settings), promotion.release["argvFingerprint"]
+    if here == there:
+        return None
+    return _error(
+        "release-fingerprint-mismatch", _KEY,
+        f"the release of {promotion.source_stack} renders to vLLM flags {here[:19]}... here but ran "
+        f"as {str(there)[:19]}... there [stack {promotion.target}]",
+        f"this commit renders the release differently from the one that deployed "
+        f"{promotion.source_stack}: deploy {promotion.source_stack} from this commit, verify it, "
+        "then promote")
+
+
+def promoted_spec(
+    values: Mapping[str, Any], secret_keys: frozenset[str] | set[str], promotion: Promotion,
+    project_defaults: Mapping[str, Any],
+) -> DeploymentSpec:
+    """Merge, validate and resolve a promoting stack; `check(spec)` then names both stacks."""
+    from .deployment_spec import resolve
+    from .stack_config import parse_stack_config
+
+    try:
+        settings = parse_stack_config(promote_values(values, promotion, project_defaults), secret_keys)
+        return resolve(settings, promotion.target, promotion)
+    except ConfigError as exc:
+        raise ConfigError([promotion.attribute(f) for f in exc.findings]) from None
