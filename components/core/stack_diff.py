@@ -19,7 +19,7 @@ from .plan import deployment_plan
 from .vllm_command import FLAGS
 
 # Compared sections, in the order a reviewer reads them (and the order of the changes).
-SECTIONS = ("target", "gpu", "model", "image", "argv", "env", "mounts", "ports",
+SECTIONS = ("target", "gpu", "model", "image", "release", "argv", "env", "mounts", "ports",
             "container", "endpoints", "capacity")
 
 SECRET_VALUE = "<secret>"
@@ -146,6 +146,8 @@ def stack_view(spec: DeploymentSpec) -> View:
         "gpu": _fields(plan["gpu"], ("name", "hostCount", "given")),
         "model": _fields(plan["model"], ("name", "servedModelName")),
         "image": _fields(plan["image"], ("reference", "registryUser")),
+        # where the release comes from; its flags are compared one by one under argv
+        "release": _fields(plan["release"], ("promotedFrom",)),
         "argv": parse_argv(plan["vllmArgs"]),
         "env": env,
         "mounts": {m["target"]: _mount(m) for m in plan["mounts"]},

@@ -133,3 +133,13 @@ def test_reversing_the_sides_swaps_added_and_removed() -> None:
 
 def test_the_view_covers_every_section() -> None:
     assert tuple(stack_view(shipped("a100-k8s"))) == SECTIONS
+
+
+def test_promoting_staging_to_prod_changes_only_the_host_and_the_release_source() -> None:
+    staging = load_spec(ROOT / "Pulumi.v100-staging.yaml", "v100-staging", ROOT)
+    prod = load_spec(ROOT / "Pulumi.v100-prod.yaml", "v100-prod", ROOT)
+    changes = stack_diff(staging, prod)
+    assert {c.section for c in changes} == {"target", "release", "endpoints"}
+    (release,) = [c for c in changes if c.section == "release"]
+    assert (release.key, release.a, release.b) == (
+        "promotedFrom", None, "organization/vllm-serving/v100-staging")
