@@ -165,3 +165,11 @@ def test_promote_applies_the_saved_plan_after_preview_and_approval() -> None:
             if "pulumi " in str(step.get("run", "")):
                 assert SECRET_ENV.items() <= env.items()
                 assert env["STACK"] == "organization/vllm-serving/${{ inputs.stack }}"
+
+
+def test_promote_shows_the_approver_both_releases() -> None:
+    preview = next(j for j in load(PROMOTE)["jobs"].values() if "--save-plan" in run_text(j))
+    text = run_text(preview)
+    assert 'pulumi stack output release --json --stack "$source"' in text
+    assert 'pulumi stack output release --json --stack "$STACK"' in text
+    assert "GITHUB_STEP_SUMMARY" in text
