@@ -146,7 +146,25 @@ def promote_values(
     return merged
 
 
-def fingerprint_finding(settings: StackSettings, promotion: Promotion) -> Finding | None:
+def promotion_findings(settings: StackSettings, promotion: Promotion) -> list[Finding]:
+    """What is wrong with the promotion itself, beyond the rules every stack passes."""
+    return [f for f in (_fingerprint(settings, promotion), _backend(settings, promotion)) if f]
+
+
+def _backend(settings: StackSettings, promotion: Promotion) -> Finding | None:
+    verified_on = promotion.release.get("target")
+    if verified_on in (None, settings.target.kind):
+        return None
+    return Finding(
+        "release-backend-differs", Severity.WARNING, config_key("target", "kind"),
+        f"the release was verified on {verified_on} ({promotion.source_stack}) and is deployed on "
+        f"{settings.target.kind} here ({promotion.target}): model.volumeName names a Docker volume on "
+        "one and a PersistentVolumeClaim on the other, and the image is pulled differently",
+        f"check that {promotion.target} finds the weights where the release says, or verify the "
+        f"release on a {settings.target.kind} staging stack")
+
+
+def _fingerprint(settings: StackSettings, promotion: Promotion) -> Finding | None:
     """An error when this code renders the release differently from the code that deployed it."""
     here, there = argv_fingerprint(settings), promotion.release["argvFingerprint"]
     if here == there:

@@ -78,6 +78,7 @@ def release_of(settings: StackSettings, stack: str) -> dict[str, Any]:
     return {
         "stack": stack,
         "promotedFrom": settings.release.promote_from,
+        "target": settings.target.kind,
         **{name: _section(settings, name) for name in CARRIED},
         "argvFingerprint": argv_fingerprint(settings),
     }

@@ -165,3 +165,16 @@ def test_environments_doc_lists_what_a_release_carries() -> None:
         assert {k.strip("` ") for k in carried_cell.split(",")} == set(CARRIED[section])
     own_cell = rows["engine"].split("|")[3]
     assert {k.strip("` ") for k in own_cell.split(",")} == set(ENGINE_OWN_KEYS)
+
+
+def test_release_verified_on_another_backend_is_flagged(project: Path) -> None:
+    values = dict(read_stack_file(stack_path(project, "v100-prod"), project).values)
+    release = release_of(load_spec(stack_path(project, "v100-staging"), "v100-staging", project).settings,
+                         "v100-staging")
+    assert release["target"] == "docker"
+    spec = promoted_spec(values, set(), Promotion(SOURCE, "v100-prod", {**release, "target": "kubernetes"}),
+                         project_defaults(project))
+    (finding,) = [f for f in check(spec) if f.code == "release-backend-differs"]
+    assert finding.severity is Severity.WARNING and "v100-staging" in finding.message
+    same = promoted_spec(values, set(), Promotion(SOURCE, "v100-prod", release), project_defaults(project))
+    assert "release-backend-differs" not in {f.code for f in check(same)}

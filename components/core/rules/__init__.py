@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..deployment_spec import DeploymentSpec
 from ..findings import ConfigError, Finding, Severity
-from ..promotion import fingerprint_finding
+from ..promotion import promotion_findings
 from . import capacity_rules, container, engine_flags, image, parallelism, precision
 from .base import Context, Rule
 
@@ -32,8 +32,8 @@ def check(spec: DeploymentSpec) -> list[Finding]:
     findings = [f for f in (rule.run(ctx) for rule in RULES) if f is not None]
     findings += _backend_objects(spec)
     if spec.promotion is not None:
-        mismatch = fingerprint_finding(spec.settings, spec.promotion)
-        findings = [spec.promotion.attribute(f) for f in findings] + ([mismatch] if mismatch else [])
+        findings = [spec.promotion.attribute(f) for f in findings]
+        findings += promotion_findings(spec.settings, spec.promotion)
     return sorted(findings, key=lambda f: f.severity != Severity.ERROR)  # stable sort
 
 
