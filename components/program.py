@@ -130,7 +130,7 @@ def build() -> dict[str, Any]:
     """
     values, secret_keys = _raw_config()
     try:
-        source = promote_from(values)
+        source = promote_from(values, pulumi.get_stack())
         if source is None:
             settings = parse_stack_config(values, secret_keys)
             return deploy(enforce(resolve(settings, pulumi.get_stack())))

@@ -107,3 +107,12 @@ def test_every_stack_exports_its_release(program: Any, stack: str) -> None:
     assert release["argvFingerprint"].startswith("sha256:")
     if kind == "docker":  # the pulled digest, so a promotion pins the exact image
         assert release["image"]["digest"] == run.outputs["imageDigest"].rsplit("@", 1)[1]
+
+
+def test_stack_promoting_from_itself_reads_nothing(program: Any) -> None:
+    config = shipped_stack("v100-prod")
+    config["vllm-serving:release"] = {"promoteFrom": "organization/vllm-serving/v100-prod"}
+    with pytest.raises(ProgramFailed) as failed:
+        program(config, stack="v100-prod", secrets=SENTINELS, stack_outputs={})
+    assert "promotes from itself" in str(failed.value)
+    assert failed.value.resources == [] and failed.value.reads == []

@@ -69,18 +69,23 @@ def _raw(values: Mapping[str, Any], name: str) -> tuple[str, Any]:
     return f"{PROJECT}:{name}", None
 
 
-def promote_from(values: Mapping[str, Any]) -> str | None:
+def promote_from(values: Mapping[str, Any], stack: str | None = None) -> str | None:
     """`release.promoteFrom` from raw config, validated on its own: the other sections may be
-    incomplete until the release fills them."""
+    incomplete until the release fills them. `stack`, when given, may not name itself."""
     _, raw = _raw(values, "release")
     if raw is None:
         return None
     try:
-        return ReleaseSettings.model_validate(raw).promote_from
+        source = ReleaseSettings.model_validate(raw).promote_from
     except ValidationError as exc:
         from .stack_config import section_error  # the one place errors get their key and fix
 
         raise section_error("release", exc) from None
+    if source is not None and source.rsplit("/", 1)[-1] == stack:
+        raise ConfigError([_error(
+            "release-cycle", _KEY, f"stack {stack} promotes from itself",
+            "name the staging stack whose release this one deploys, or remove release.promoteFrom")])
+    return source
 
 
 def target_kind(values: Mapping[str, Any]) -> str:
