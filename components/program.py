@@ -113,12 +113,6 @@ def _promoted(values: dict[str, Any], secret_keys: set[str], source: str, releas
         spec = enforce(promoted_spec(values, secret_keys, promotion, project_defaults(PROJECT_DIR)))
     except ConfigError as exc:
         raise pulumi.RunError(str(exc)) from None
-    if not promotion.release["image"].get("digest"):
-        pulumi.log.warn(
-            f"WARNING release-tag-only {promotion.source}: the release pins the image by tag only "
-            f"({spec.settings.image.reference}); a moved tag would deploy an image nobody verified - "
-            f"deploy {promotion.source_stack} with the Docker backend (it exports the pulled digest) "
-            "or set image.digest there")
     return pulumi.Output.all(**deploy(spec))
 
 

@@ -215,11 +215,13 @@ def run_program(
     full = {(k if ":" in k else f"{PROJECT}:{k}"): v for k, v in config.items()}
     stack_outputs = dict(stack_outputs or {})
     source = str((full.get(f"{PROJECT}:release") or {}).get("promoteFrom"))
-    shipped = ROOT / f"Pulumi.{source.rsplit('/', 1)[-1]}.yaml"
+    from components.core.release_settings import bare_stack
+
+    shipped = ROOT / f"Pulumi.{bare_stack(source)}.yaml"
     qualified = source.count("/") == 2 and source.split("/")[1] == PROJECT
     if qualified and source not in stack_outputs and shipped.exists():
         stack_outputs[source] = run_program(
-            stack_config(shipped), stack=source.rsplit("/", 1)[-1], secrets=secrets).outputs
+            stack_config(shipped), stack=bare_stack(source), secrets=secrets).outputs
     values = {k: v if isinstance(v, str) else json.dumps(v) for k, v in full.items()}
     secret_keys = []
     for key, value in (secrets or {}).items():

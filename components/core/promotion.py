@@ -17,14 +17,14 @@ from pydantic import ValidationError
 
 from .findings import PROJECT, ConfigError, Finding, Severity, config_key
 from .release import CARRIED, SECTION_MODELS, argv_fingerprint, is_carried
-from .release_settings import ReleaseSettings
+from .release_settings import ReleaseSettings, bare_stack
 from .settings import StackSettings, TargetSettings
 
 if TYPE_CHECKING:
     from .deployment_spec import DeploymentSpec
 
 RELEASE_PARTS = ("stack", "image", "model", "engine", "argvFingerprint")
-_KEY = config_key("release", "promoteFrom")
+PROMOTE_KEY = config_key("release", "promoteFrom")
 
 
 @dataclass(frozen=True)
@@ -37,28 +37,26 @@ class Promotion:
     """The promoting stack's name."""
     release: Mapping[str, Any]
     """The source's exported `release` output."""
+    deployed: bool = True
+    """False offline, where the release is derived from the source's stack file (no digest)."""
 
     @property
     def source_stack(self) -> str:
-        return self.source.rsplit("/", 1)[-1]
+        return bare_stack(self.source)
 
     def attribute(self, finding: Finding) -> Finding:
-        """The finding with both stacks named; a carried key's fix points at the source."""
+        """The finding with both stacks named; an error on a carried key points its fix at the source."""
         dotted = finding.key.split(":", 1)[-1]
-        if is_carried(dotted) and finding.severity is Severity.WARNING:
-            return dataclasses.replace(
-                finding, message=f"{finding.message} [{dotted} is in the release of "
-                                 f"{self.source_stack}, promoted into {self.target}]")
-        if is_carried(dotted):
-            return dataclasses.replace(
-                finding,
-                message=f"{finding.message} [{dotted} is in the release of {self.source_stack}, "
-                        f"promoted into {self.target}]",
-                fix=f"change it in {self.source_stack}, redeploy and verify it there, then promote "
-                    f"again; {self.target} cannot override it ({finding.fix})")
+        if not is_carried(dotted):
+            return dataclasses.replace(finding, message=f"{finding.message} [stack {self.target}, "
+                                                        f"release promoted from {self.source_stack}]")
+        noted = dataclasses.replace(finding, message=f"{finding.message} [{dotted} is in the release "
+                                                     f"of {self.source_stack}, promoted into {self.target}]")
+        if finding.severity is Severity.WARNING:
+            return noted
         return dataclasses.replace(
-            finding,
-            message=f"{finding.message} [stack {self.target}, release promoted from {self.source_stack}]")
+            noted, fix=f"change it in {self.source_stack}, redeploy and verify it there, then promote "
+                       f"again; {self.target} cannot override it ({finding.fix})")
 
 
 def _raw(values: Mapping[str, Any], name: str) -> tuple[str, Any]:
@@ -81,9 +79,9 @@ def promote_from(values: Mapping[str, Any], stack: str | None = None) -> str | N
         from .stack_config import section_error  # the one place errors get their key and fix
 
         raise section_error("release", exc) from None
-    if source is not None and source.rsplit("/", 1)[-1] == stack:
+    if source is not None and bare_stack(source) == stack:
         raise ConfigError([_error(
-            "release-cycle", _KEY, f"stack {stack} promotes from itself",
+            "release-cycle", PROMOTE_KEY, f"stack {stack} promotes from itself",
             "name the staging stack whose release this one deploys, or remove release.promoteFrom")])
     return source
 
@@ -109,12 +107,13 @@ def _default(section: str, key: str) -> Any:
     return field.get_default(call_default_factory=True)
 
 
-def _check_release(release: Any, promotion_source: str, target: str) -> Mapping[str, Any]:
+def _check_release(promotion: Promotion) -> Mapping[str, Any]:
+    release = promotion.release
     if not isinstance(release, Mapping) or any(part not in release for part in RELEASE_PARTS):
-        stack = promotion_source.rsplit("/", 1)[-1]
+        stack = promotion.source_stack
         raise ConfigError([_error(
-            "release-missing", _KEY,
-            f"{promotion_source} exports no release (stack {target} promotes from it)",
+            "release-missing", PROMOTE_KEY,
+            f"{promotion.source} exports no release (stack {promotion.target} promotes from it)",
             f"deploy {stack} with this version first (pulumi up -s {stack}), or fix release.promoteFrom")])
     return release
 
@@ -123,7 +122,7 @@ def promote_values(
     values: Mapping[str, Any], promotion: Promotion, project_defaults: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The stack's raw config with the release's carried keys in place of its own."""
-    release = _check_release(promotion.release, promotion.source, promotion.target)
+    release = _check_release(promotion)
     merged = dict(values)
     conflicts: list[Finding] = []
     for section, carried in CARRIED.items():
@@ -153,7 +152,20 @@ def promote_values(
 
 def promotion_findings(settings: StackSettings, promotion: Promotion) -> list[Finding]:
     """What is wrong with the promotion itself, beyond the rules every stack passes."""
-    return [f for f in (_fingerprint(settings, promotion), _backend(settings, promotion)) if f]
+    checks = (_fingerprint(settings, promotion), _backend(settings, promotion), _tag_only(settings, promotion))
+    return [f for f in checks if f]
+
+
+def _tag_only(settings: StackSettings, promotion: Promotion) -> Finding | None:
+    # offline the release comes from a stack file, which never knows the pulled digest
+    if not promotion.deployed or promotion.release["image"].get("digest"):
+        return None
+    return Finding(
+        "release-tag-only", Severity.WARNING, PROMOTE_KEY,
+        f"the release of {promotion.source_stack} pins the image by tag only "
+        f"({settings.image.reference}); a moved tag would deploy an image nobody verified",
+        f"deploy {promotion.source_stack} with the Docker backend (it exports the pulled digest) "
+        "or set image.digest there")
 
 
 def _backend(settings: StackSettings, promotion: Promotion) -> Finding | None:
@@ -175,7 +187,7 @@ def _fingerprint(settings: StackSettings, promotion: Promotion) -> Finding | Non
     if here == there:
         return None
     return _error(
-        "release-fingerprint-mismatch", _KEY,
+        "release-fingerprint-mismatch", PROMOTE_KEY,
         f"the release of {promotion.source_stack} renders to vLLM flags {here[:19]}... here but ran "
         f"as {str(there)[:19]}... there [stack {promotion.target}]",
         f"this commit renders the release differently from the one that deployed "

@@ -38,17 +38,16 @@ CARRIED: dict[str, frozenset[str]] = {
 SECTION_MODELS: dict[str, type[BaseModel]] = {
     "image": ImageSettings, "model": ModelSettings, "engine": EngineSettings,
 }
-# The vLLM flags the release decides (those set by a carried key), in the argv's order.
-RELEASE_FLAGS = tuple(
-    flag for flag in FLAGS
-    if flag.key.split(".", 1)[1] in CARRIED.get(flag.key.split(".", 1)[0], frozenset())
-)
 
 
 def is_carried(dotted: str) -> bool:
     """`engine.dtype` -> True: the key's value comes from the release when promoting."""
     section, _, key = dotted.partition(".")
     return key.split(".", 1)[0].split("[", 1)[0] in CARRIED.get(section, frozenset())
+
+
+# The vLLM flags the release decides (those set by a carried key), in the argv's order.
+RELEASE_FLAGS = tuple(flag for flag in FLAGS if is_carried(flag.key))
 
 
 def argv_fingerprint(settings: StackSettings) -> str:

@@ -42,7 +42,8 @@ class ReleaseSettings(Section):
                 f"name a {PROJECT} stack: ORG/{PROJECT}/STACK")
         return value
 
-    @property
-    def source_stack(self) -> str | None:
-        """The source's bare stack name (`v100-staging`), which names its `Pulumi.<stack>.yaml`."""
-        return None if self.promote_from is None else self.promote_from.rsplit("/", 1)[-1]
+
+
+def bare_stack(reference: str) -> str:
+    """`organization/vllm-serving/v100-staging` -> `v100-staging`, which names its stack file."""
+    return reference.rsplit("/", 1)[-1]

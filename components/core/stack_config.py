@@ -120,10 +120,7 @@ def _finding_from(err: Any) -> Finding:
 
 def section_error(section: str, exc: ValidationError) -> ConfigError:
     """A section validated on its own, reported as if validated within the whole stack."""
-    findings = []
-    for err in exc.errors():
-        findings.append(_finding_from({**err, "loc": (section, *err["loc"])}))
-    return ConfigError(findings)
+    return ConfigError([_finding_from({**err, "loc": (section, *err["loc"])}) for err in exc.errors()])
 
 
 def parse_stack_config(

@@ -14,9 +14,10 @@ from typing import Any
 import yaml
 
 from .deployment_spec import DeploymentSpec, resolve
-from .findings import ConfigError, Finding, Severity, config_key
-from .promotion import Promotion, promote_from, promoted_spec
+from .findings import ConfigError, Finding, Severity
+from .promotion import PROMOTE_KEY, Promotion, promote_from, promoted_spec
 from .release import release_of
+from .release_settings import bare_stack
 from .settings import StackSettings
 from .stack_config import parse_stack_config
 
@@ -117,26 +118,26 @@ def load_spec(
     """
     stack_file = read_stack_file(path, project_dir)
     name = stack or stack_file.stack
-    source = promote_from(stack_file.values)
+    source = promote_from(stack_file.values, name)
     if source is None:
         return resolve(load_settings(stack_file), name)
     directory = project_dir or path.parent
-    promotion = Promotion(source, name, _local_release(directory, source, _promoting | {name}))
+    release = _local_release(directory, source, _promoting | {name})
+    promotion = Promotion(source, name, release, deployed=False)
     return promoted_spec(stack_file.values, stack_file.secret_keys, promotion, project_defaults(directory))
 
 
 def _local_release(directory: Path, source: str, promoting: frozenset[str]) -> dict[str, Any]:
-    stack = source.rsplit("/", 1)[-1]
-    key = config_key("release", "promoteFrom")
+    stack = bare_stack(source)
     if stack in promoting:
         raise ConfigError([Finding(
-            "release-cycle", Severity.ERROR, key,
+            "release-cycle", Severity.ERROR, PROMOTE_KEY,
             f"promotion cycle: {' -> '.join(sorted(promoting))} -> {stack}",
             "end the chain at a stack without release.promoteFrom (the one that is verified first)")])
     path = stack_path(directory, stack)
     if not path.exists():
         raise ConfigError([Finding(
-            "release-source-missing", Severity.ERROR, key,
+            "release-source-missing", Severity.ERROR, PROMOTE_KEY,
             f"{source}: offline views read its release from {path.name}, which is not in {directory}",
             f"add {path.name} to the project, or promote from a stack of this project")])
     try:

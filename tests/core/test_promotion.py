@@ -84,6 +84,8 @@ def test_prod_takes_the_release_and_keeps_its_own_layout(project: Path) -> None:
     assert spec.settings.model.protect is True
     assert spec.settings.target.docker_host == "ssh://deploy@gpu-v100-01"
     assert "--max-model-len" in spec.args and "16384" in spec.args
+    # a stack file never knows the pulled digest: offline views do not warn about it
+    assert "release-tag-only" not in {f.code for f in check(spec)}
 
 
 def test_prod_setting_a_release_key_names_both_stacks(project: Path) -> None:

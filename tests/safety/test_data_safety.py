@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from components.core.release_settings import bare_stack
 from components.core.settings import VLLM_CACHE_PATH
 from tests.conftest import shipped_stack
 from tests.pulumi_harness import ProgramRun, Registered
@@ -73,7 +74,7 @@ def _model(config: dict[str, Any]) -> dict[str, Any]:
     model: dict[str, Any] = config[P + "model"]
     source = (config.get(P + "release") or {}).get("promoteFrom")
     if source:
-        return {**shipped_stack(source.rsplit("/", 1)[-1])[P + "model"], **model}
+        return {**shipped_stack(bare_stack(source))[P + "model"], **model}
     return model
 
 
