@@ -4,7 +4,7 @@ STACK ?= v100
 TOOLS := .tools
 UV := $(shell command -v uv 2>/dev/null || echo $(TOOLS)/bin/uv)
 
-.PHONY: test pytest typecheck plan check env clean bench
+.PHONY: test pytest typecheck lint plan check env clean bench
 
 $(TOOLS)/bin/uv:
 	python3 -m venv $(TOOLS)
@@ -13,14 +13,19 @@ $(TOOLS)/bin/uv:
 env: $(UV)
 	$(UV) sync --frozen --quiet
 
-## make test: the unit and mock-engine tests, then the type check (what CI runs)
-test: pytest typecheck
+## make test: the unit and mock-engine tests, the type check and the linters (what CI runs)
+test: pytest typecheck lint
 
 pytest: env
 	$(UV) run --frozen pytest -q
 
 typecheck: env
 	$(UV) run --frozen mypy
+
+## make lint: ruff, and the import contracts (layers one way, no Pulumi in the core, no cycles)
+lint: env
+	$(UV) run --frozen ruff check .
+	$(UV) run --frozen lint-imports
 
 ## make plan STACK=v100: what `pulumi up -s STACK` would deploy, offline
 plan: env

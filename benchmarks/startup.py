@@ -10,7 +10,7 @@ import time
 
 RUNS = 7
 CASES = {
-    "cli plan (no pulumi)": "import sys; from components.cli import main; "
+    "cli plan (no pulumi)": "import sys; from vllm_serving.cli import main; "
     "rc = main(['plan','v100','--json']); rc and sys.exit(rc)",
     "program, docker backend imports": "import components.program, components.docker.vllm_deployment",
     "program, kubernetes backend imports": "import components.program, components.kubernetes.vllm_kubernetes",
@@ -19,7 +19,8 @@ HEAVY = ("pulumi", "pulumi_docker", "pulumi_kubernetes")
 
 
 def _once(code: str) -> tuple[float, list[str]]:
-    probe = code + f"; import sys as _s; print('HEAVY:' + ','.join(m for m in {HEAVY!r} if m in _s.modules), file=_s.stderr)"
+    probe = code + (f"; import sys as _s; print('HEAVY:' + ','.join(m for m in {HEAVY!r} if m in _s.modules),"
+                    " file=_s.stderr)")
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     elapsed = time.perf_counter() - start

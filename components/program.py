@@ -8,22 +8,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from .core.capacity import plan_capacity
-from .core.deployment_spec import DeploymentSpec, resolve
-from .core.findings import PROJECT, ConfigError, Finding, Severity
-from .core.promotion import Promotion, promote_from, promoted_spec, target_kind
-from .core.release import release_of, with_digest
-from .core.rules import check
-from .core.settings import SECRET_KEYS
-from .core.stack_config import parse_stack_config
-from .core.stack_file import project_defaults
+from vllm_serving.findings import PROJECT, ConfigError, Finding, Severity
+from vllm_serving.planner.capacity import plan_capacity
+from vllm_serving.release.carried import release_of, with_digest
+from vllm_serving.release.promotion import Promotion, promote_from, target_kind
+from vllm_serving.rules import check
+from vllm_serving.settings import SECRET_KEYS
+from vllm_serving.settings.stack_config import parse_stack_config
+from vllm_serving.spec import ServingSpec, promoted_spec, resolve
+from vllm_serving.stack_files.loader import project_defaults
 
 # Pulumi.yaml's directory: its project-level config decides which values a promotion replaces.
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -59,7 +59,7 @@ def _deploy_severity(finding: Finding) -> Finding:
     return finding
 
 
-def enforce(spec: DeploymentSpec) -> DeploymentSpec:
+def enforce(spec: ServingSpec) -> ServingSpec:
     """Run the rules: warnings go to Pulumi's log, any error stops the program."""
     findings = [_deploy_severity(f) for f in check(spec)]
     errors = [f for f in findings if f.severity is Severity.ERROR]
@@ -70,7 +70,7 @@ def enforce(spec: DeploymentSpec) -> DeploymentSpec:
     return spec
 
 
-def _secrets(spec: DeploymentSpec) -> dict[str, pulumi.Output[str]]:
+def _secrets(spec: ServingSpec) -> dict[str, pulumi.Output[str]]:
     config = pulumi.Config(PROJECT)
     found = {key: config.get_secret(key) for key in SECRET_KEYS if key in spec.settings.secrets_set}
     return {key: value for key, value in found.items() if value is not None}
@@ -85,18 +85,18 @@ EXPORTS: dict[str, tuple[str, ...]] = {
 }
 
 
-def deploy(spec: DeploymentSpec) -> dict[str, Any]:
+def deploy(spec: ServingSpec) -> dict[str, Any]:
     """The backend's resources for a checked spec, and the values to export.
 
     The backend's Pulumi package is imported only when the stack uses it.
     """
     secrets = _secrets(spec)
     if spec.settings.target.kind == "kubernetes":
-        from .kubernetes.vllm_kubernetes import VllmKubernetes
+        from components.kubernetes.vllm_kubernetes import VllmKubernetes
 
         outputs = dict(VllmKubernetes(spec.name, spec, secrets).outputs)
     else:
-        from .docker.vllm_deployment import VllmDeployment
+        from components.docker.vllm_deployment import VllmDeployment
 
         outputs = dict(VllmDeployment(spec, secrets).outputs)
     release = release_of(spec.settings, spec.stack)

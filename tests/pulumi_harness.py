@@ -193,7 +193,7 @@ def plain_text(raw: Any) -> str:
 def stack_config(path: Path) -> dict[str, Any]:
     """The config the engine would pass for a stack file: its `config:` over the project
     defaults of Pulumi.yaml, secure values dropped (tests pass secrets explicitly)."""
-    from components.core.stack_file import read_stack_file
+    from vllm_serving.stack_files.loader import read_stack_file
 
     stack_file = read_stack_file(path, ROOT)
     return {k: v for k, v in stack_file.values.items() if k not in stack_file.secret_keys}
@@ -215,7 +215,7 @@ def run_program(
     full = {(k if ":" in k else f"{PROJECT}:{k}"): v for k, v in config.items()}
     stack_outputs = dict(stack_outputs or {})
     source = str((full.get(f"{PROJECT}:release") or {}).get("promoteFrom"))
-    from components.core.release_settings import bare_stack
+    from vllm_serving.settings.release import bare_stack
 
     shipped = ROOT / f"Pulumi.{bare_stack(source)}.yaml"
     qualified = source.count("/") == 2 and source.split("/")[1] == PROJECT

@@ -45,7 +45,7 @@ def normalise_args(argv: list[str]) -> dict[str, Any]:
 
 
 def _size_mb(text: str) -> int:
-    from components.core.units import parse_size
+    from vllm_serving.units import parse_size
 
     return parse_size(text) // (1024 * 1024)
 

@@ -18,7 +18,7 @@ def _heavy_modules(code: str) -> set[str]:
 
 
 def test_offline_cli_imports_no_pulumi() -> None:
-    assert _heavy_modules("from components.cli import main; main(['plan', 'v100', '--json'])") == set()
+    assert _heavy_modules("from vllm_serving.cli import main; main(['plan', 'v100', '--json'])") == set()
 
 
 def test_docker_program_does_not_import_kubernetes() -> None:

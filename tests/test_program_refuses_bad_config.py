@@ -69,9 +69,9 @@ INVALID_STACKS = Path(__file__).resolve().parent / "stacks" / "invalid"
 @pytest.mark.parametrize("path", sorted(INVALID_STACKS.glob("*.yaml")), ids=lambda p: p.stem)
 def test_incompatible_stack_fails_preview_with_the_fix(program, path: Path) -> None:
     """bf16 on V100, FP8 KV on V100, TP 3, weights that do not fit: refused at `pulumi preview`."""
-    from components.core.deployment_spec import resolve
-    from components.core.rules import check
-    from components.core.stack_file import load_settings, read_stack_file
+    from vllm_serving.rules import check
+    from vllm_serving.spec import resolve
+    from vllm_serving.stack_files.loader import load_settings, read_stack_file
 
     expected = [f for f in check(resolve(load_settings(read_stack_file(path)), path.stem))
                 if f.severity.value == "error"]

@@ -35,7 +35,7 @@ def test_prod_deploys_the_staging_digest_with_its_own_hardware_flags(program: An
     image = run.one("RemoteImage").inputs["name"]
     assert image == f"192.168.122.156:30000/vllm/vllm-openai:v0.19.1@{STAGING_DIGEST}"
     command = run.one("Container").inputs["command"]
-    flags = dict(zip(command[::2], command[1::2]))
+    flags = dict(zip(command[::2], command[1::2], strict=True))
     assert flags["--tensor-parallel-size"] == "4" and flags["--pipeline-parallel-size"] == "2"
     assert flags["--gpu-memory-utilization"] == "0.85"
     assert flags["--dtype"] == "half" and flags["--max-model-len"] == "8192"

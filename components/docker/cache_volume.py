@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pulumi
 
-from ..core.docker_container import Mount
-from .retained_volume import RetainedVolume
+from components.docker.retained_volume import RetainedVolume
+from vllm_serving.render.docker_container import Mount
 
 
 class CacheVolume(RetainedVolume):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_docker as docker
 
-from ..core.docker_container import Mount
+from vllm_serving.render.docker_container import Mount
 
 
 class RetainedVolume(pulumi.ComponentResource):

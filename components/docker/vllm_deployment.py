@@ -7,18 +7,18 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_docker as docker
 
-from ..core.deployment_spec import DeploymentSpec
-from ..core.docker_container import cache_mount, container_spec, model_mount
-from ..core.docker_run import docker_run_command
-from ..core.vllm_command import SECRET_ENV
-from .cache_volume import CacheVolume
-from .model_volume import ModelVolume
-from .registry_image import RegistryImage
-from .vllm_server import VllmServer
+from components.docker.cache_volume import CacheVolume
+from components.docker.model_volume import ModelVolume
+from components.docker.registry_image import RegistryImage
+from components.docker.vllm_server import VllmServer
+from vllm_serving.engine.flags import SECRET_ENV
+from vllm_serving.render.docker_container import cache_mount, container_spec, model_mount
+from vllm_serving.render.docker_run import docker_run_command
+from vllm_serving.spec import ServingSpec
 
 
 def docker_provider(
-    name: str, spec: DeploymentSpec, registry_password: pulumi.Output[str] | None,
+    name: str, spec: ServingSpec, registry_password: pulumi.Output[str] | None,
     opts: pulumi.ResourceOptions,
 ) -> docker.Provider:
     """The Docker host; registry credentials are used where `pulumi` runs, not on the host."""
@@ -46,7 +46,7 @@ class VllmDeployment(pulumi.ComponentResource):
 
     def __init__(
         self,
-        spec: DeploymentSpec,
+        spec: ServingSpec,
         secrets: Mapping[str, pulumi.Output[str]],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:

@@ -7,14 +7,8 @@ from collections.abc import Mapping, Sequence
 import pulumi
 import pulumi_docker as docker
 
-from ..core.docker_container import ContainerSpec
-
-# Pulumi's own margin over Docker's wait: pulling layers and creating the container come first.
-TIMEOUT_MARGIN_SECONDS = 600
-
-
-def _minutes(seconds: int) -> str:
-    return f"{-(-seconds // 60)}m"
+from vllm_serving.render.docker_container import ContainerSpec
+from vllm_serving.timing import DOCKER_TIMEOUT_MARGIN_SECONDS, whole_minutes
 
 
 def _envs(spec: ContainerSpec, secret_env: Mapping[str, pulumi.Output[str]]) -> pulumi.Input[list[str]]:
@@ -45,7 +39,7 @@ class VllmServer(pulumi.ComponentResource):
         if missing:
             raise ValueError(f"secret env without a value: {missing}")
         hc = spec.healthcheck
-        timeout = _minutes(spec.wait_timeout_seconds + TIMEOUT_MARGIN_SECONDS)
+        timeout = whole_minutes(spec.wait_timeout_seconds + DOCKER_TIMEOUT_MARGIN_SECONDS)
         self.container = docker.Container(
             name,
             name=spec.name,

@@ -1,6 +1,6 @@
 """`VllmKubernetes`: the vLLM server on a Kubernetes cluster, from the same spec as the Docker host.
 
-The objects are those `vllm-stack render --format k8s` prints (`components.core.kubernetes_manifests`);
+The objects are those `vllm-stack render --format k8s` prints (`vllm_serving.render.kubernetes`);
 this component only adds what a plain manifest cannot say: secret values as Pulumi secrets,
 `retain_on_delete`/`protect` on a weights claim the stack creates, and `custom_timeouts` on the
 Deployment long enough for the model load (Pulumi's await gives up after 10 minutes by default).
@@ -8,32 +8,29 @@ Deployment long enough for the model load (Pulumi's await gives up after 10 minu
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..core.deployment_spec import DeploymentSpec
-from ..core.kubernetes_manifests import (
+from vllm_serving.render.kubernetes.objects import KubernetesObjects, render_objects
+from vllm_serving.render.kubernetes.parts import (
     DOCKER_HUB,
-    KubernetesObjects,
     Obj,
     dockerconfigjson,
-    render_objects,
     rollout_seconds,
     secret_env_keys,
 )
+from vllm_serving.spec import ServingSpec
+from vllm_serving.timing import KUBERNETES_TIMEOUT_MARGIN_SECONDS, whole_minutes
 
 TYPE = "vllm-serving:kubernetes:VllmKubernetes"
-# Beyond the rollout deadline, so Kubernetes reports ProgressDeadlineExceeded before Pulumi gives up.
-TIMEOUT_MARGIN_SECONDS = 300
 
 
-def deployment_timeout(spec: DeploymentSpec) -> str:
+def deployment_timeout(spec: ServingSpec) -> str:
     """`custom_timeouts` for the Deployment's create and update, in whole minutes."""
-    return f"{math.ceil((rollout_seconds(spec) + TIMEOUT_MARGIN_SECONDS) / 60)}m"
+    return whole_minutes(rollout_seconds(spec) + KUBERNETES_TIMEOUT_MARGIN_SECONDS)
 
 
 class VllmKubernetes(pulumi.ComponentResource):
@@ -44,7 +41,7 @@ class VllmKubernetes(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        spec: DeploymentSpec,
+        spec: ServingSpec,
         secrets: Mapping[str, pulumi.Input[str]] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:

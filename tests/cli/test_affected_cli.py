@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import components.cli
-from components.cli import main
+import vllm_serving.cli
+from vllm_serving.cli import main
 
 STACK_TEXT = "config:\n  vllm-serving:hardware:\n    gpu: V100-32GB\n"
 
@@ -106,5 +106,5 @@ def test_bad_base_is_one_line_and_exit_2(repo: Path, base: str, capsys: pytest.C
 
 
 def test_listed_in_commands() -> None:
-    # `vllm-stack affected` exists for users only once components/cli/__init__.py lists it
-    assert "affected" in components.cli.COMMANDS
+    # `vllm-stack affected` exists for users only once vllm_serving/cli/__init__.py lists it
+    assert "affected" in vllm_serving.cli.COMMANDS

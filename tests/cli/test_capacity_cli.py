@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from components.cli import main
+from vllm_serving.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 QWEN3_4B = ROOT / "tests" / "fixtures" / "hf" / "qwen3-4b.config.json"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from components.cli import main
+from vllm_serving.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 INVALID = ROOT / "tests" / "stacks" / "invalid"
@@ -88,7 +88,7 @@ def test_no_stacks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_console_entry_point(project: Path) -> None:
     """The `vllm-stack` console script (pyproject's [project.scripts]) runs `check`."""
     script = Path(sys.executable).with_name("vllm-stack")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "components.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "vllm_serving.cli"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([*command, "--project-dir", str(project),
                            "check", "--config-file", str(INVALID / "v100-bf16.yaml")],

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from components.cli import main
+from vllm_serving.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

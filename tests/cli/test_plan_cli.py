@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from components.cli import main
+from vllm_serving.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

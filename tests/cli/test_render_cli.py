@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.cli import main
-from components.core.docker_container import MASK
 from tests.kubernetes.stacks import ROOT
+from vllm_serving.cli import main
+from vllm_serving.masking import MASK
 
 
 def _render(capsys: pytest.CaptureFixture[str], *argv: str, project: Path = ROOT) -> tuple[int, str, str]:

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from components.core.deployment_spec import DeploymentSpec, resolve
-from components.core.settings import StackSettings
-from components.core.stack_file import load_settings, read_stack_file
+from vllm_serving.settings import StackSettings
+from vllm_serving.spec import ServingSpec, resolve
+from vllm_serving.stack_files.loader import load_settings, read_stack_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,7 +29,7 @@ def edit(settings: StackSettings, **sections: Any) -> StackSettings:
     return settings.model_copy(update=update)
 
 
-def spec_of(settings: StackSettings, stack: str = "test") -> DeploymentSpec:
+def spec_of(settings: StackSettings, stack: str = "test") -> ServingSpec:
     return resolve(settings, stack)
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from components.core.affected_stacks import affected_stacks, stack_of
+from vllm_serving.views.affected_stacks import affected_stacks, stack_of
 
 STACKS = ["a100", "a100-k8s", "v100", "v100-prod", "v100-staging"]
 
 
 @pytest.mark.parametrize("path", [
-    "components/core/settings.py", "components/docker/vllm_server.py", "__main__.py",
+    "vllm_serving/settings/engine.py", "vllm_serving/rules/precision.py", "components/docker/vllm_server.py",
+    "__main__.py",
     "Pulumi.yaml", "pyproject.toml", "uv.lock",
 ])
 def test_program_change_affects_every_stack(path: str) -> None:
@@ -24,6 +25,8 @@ def test_stack_file_change_affects_that_stack_only() -> None:
 @pytest.mark.parametrize("paths", [
     [], ["README.md"], ["docs/rules.md"], ["tests/core/test_rules.py"], [".github/workflows/preview.yml"],
     ["benchmarks/startup.py"], ["Makefile"],
+    # the CLI and its offline views are not part of what `pulumi preview` runs
+    ["vllm_serving/cli/render.py"], ["vllm_serving/views/plan.py"],
     # fixtures named like stack files but not beside Pulumi.yaml are not stacks
     ["tests/safety/bad_configs/Pulumi.image-latest.yaml"],
 ])
@@ -52,3 +55,17 @@ def test_program_change_never_invents_a_stack() -> None:
 ])
 def test_stack_of(path: str, stack: str | None) -> None:
     assert stack_of(path) == stack
+
+
+def test_cli_only_folders_are_never_imported_by_the_program() -> None:
+    """What makes a CLI-only change safe to skip: the program cannot import those folders."""
+    import subprocess
+    import sys
+
+    from vllm_serving.views.affected_stacks import CLI_ONLY_DIRS
+
+    prefixes = tuple(d.rstrip("/").replace("/", ".") for d in CLI_ONLY_DIRS)
+    code = ("import sys, components.program;"
+            f"bad = [m for m in sys.modules if m.startswith({prefixes!r})];"
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from components.core.capacity import (
+from vllm_serving.catalog.gpus import GPUS
+from vllm_serving.catalog.hf_config import load_hf_config
+from vllm_serving.catalog.models import MODELS, ModelArchitecture
+from vllm_serving.planner.capacity import (
     DEFAULT_GPU_MEMORY_UTILIZATION,
     CapacityInputs,
     compute_dtype,
@@ -14,10 +17,7 @@ from components.core.capacity import (
     plan,
     plan_capacity,
 )
-from components.core.gpu_catalog import GPUS
-from components.core.hf_config import load_hf_config
-from components.core.model_catalog import MODELS, ModelArchitecture
-from components.core.settings import StackSettings
+from vllm_serving.settings import StackSettings
 
 from .conftest import ROOT, edit, spec_of
 

@@ -1,5 +1,5 @@
 """`render --format compose` of the a100 stack reproduces seed 004's Compose service, except the
-corrections documented in components/core/compose_file.py (and commented in Pulumi.a100.yaml)."""
+corrections documented in vllm_serving/render/compose_file.py (and commented in Pulumi.a100.yaml)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ from typing import Any
 
 import yaml
 
-from components.core.compose_file import compose_document, compose_yaml
-from components.core.docker_container import MASK, container_spec
-from components.core.units import parse_size
 from tests.kubernetes.stacks import make_spec
 from tests.seed_commands import SEED_FILES, SEEDS, normalise_args
+from vllm_serving.masking import MASK
+from vllm_serving.render.compose_file import compose_document, compose_yaml
+from vllm_serving.render.docker_container import container_spec
+from vllm_serving.units import parse_size
 
 
 def seed_compose() -> dict[str, Any]:

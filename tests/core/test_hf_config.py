@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from components.core.findings import ConfigError
-from components.core.hf_config import load_hf_config, parse_hf_config
-from components.core.model_catalog import MODELS
+from vllm_serving.catalog.hf_config import load_hf_config, parse_hf_config
+from vllm_serving.catalog.models import MODELS
+from vllm_serving.findings import ConfigError
 
 from .conftest import ROOT
 

@@ -9,17 +9,14 @@ from typing import Any
 import pytest
 import yaml
 
-from components.core.docker_container import MASK, container_spec
-from components.core.findings import ConfigError
-from components.core.kubernetes_manifests import (
-    kubernetes_objects,
-    manifests_yaml,
-    render_objects,
-    rollout_seconds,
-)
-from components.core.settings import VLLM_CACHE_PATH
-from components.core.stack_config import parse_stack_config
 from tests.kubernetes.stacks import make_spec, stack_values
+from vllm_serving.findings import ConfigError
+from vllm_serving.masking import MASK
+from vllm_serving.render.docker_container import container_spec
+from vllm_serving.render.kubernetes.objects import kubernetes_objects, manifests_yaml, render_objects
+from vllm_serving.render.kubernetes.parts import rollout_seconds
+from vllm_serving.settings import VLLM_CACHE_PATH
+from vllm_serving.settings.stack_config import parse_stack_config
 
 LABELS = ("name", "instance", "version", "component", "managed-by")
 
@@ -104,7 +101,8 @@ def test_single_replica_recreates_several_never_surge() -> None:
 
 
 def test_every_object_is_labelled_and_namespaced() -> None:
-    spec = make_spec(secrets=("apiKey", "registryPassword"), image={"username": "robot", "registry": "harbor.local:30000"})
+    spec = make_spec(secrets=("apiKey", "registryPassword"),
+                     image={"username": "robot", "registry": "harbor.local:30000"})
     for obj in kubernetes_objects(spec):
         labels = obj["metadata"]["labels"]
         assert all(f"app.kubernetes.io/{k}" in labels for k in LABELS), obj["kind"]
@@ -114,7 +112,8 @@ def test_every_object_is_labelled_and_namespaced() -> None:
 
 
 def test_secrets_masked_and_referenced_never_plain() -> None:
-    spec = make_spec(secrets=("apiKey", "registryPassword"), image={"username": "robot", "registry": "harbor.local:30000"})
+    spec = make_spec(secrets=("apiKey", "registryPassword"),
+                     image={"username": "robot", "registry": "harbor.local:30000"})
     objs = render_objects(spec)
     assert objs.credentials_secret is not None and objs.registry_secret is not None
     assert objs.credentials_secret["stringData"] == {"VLLM_API_KEY": MASK}
@@ -148,7 +147,7 @@ def test_deterministic_yaml() -> None:
 def test_core_never_imports_pulumi() -> None:
     import subprocess
 
-    code = ("import sys, components.core.kubernetes_manifests, components.cli.render;"
+    code = ("import sys, vllm_serving.render.kubernetes.objects, vllm_serving.cli.render;"
             "bad=[m for m in sys.modules if m.startswith(('pulumi', 'pulumi_kubernetes'))];"
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.core.findings import ConfigError, Severity
-from components.core.promotion import Promotion, promoted_spec
-from components.core.release import CARRIED, argv_fingerprint, is_carried, release_of, with_digest
-from components.core.rules import check
-from components.core.stack_file import load_spec, project_defaults, read_stack_file, stack_path
 from tests.pulumi_harness import ROOT
+from vllm_serving.findings import ConfigError, Severity
+from vllm_serving.release.carried import CARRIED, argv_fingerprint, is_carried, release_of, with_digest
+from vllm_serving.release.promotion import Promotion
+from vllm_serving.rules import check
+from vllm_serving.spec import promoted_spec
+from vllm_serving.stack_files.loader import load_spec, project_defaults, read_stack_file, stack_path
 
 P = "vllm-serving:"
 SOURCE = "organization/vllm-serving/v100-staging"
@@ -158,7 +159,7 @@ def test_cycle_and_missing_source_are_errors(project: Path) -> None:
 
 def test_environments_doc_lists_what_a_release_carries() -> None:
     """docs/environments.md's table is the contract operators read: keep it equal to the data."""
-    from components.core.release import ENGINE_OWN_KEYS
+    from vllm_serving.release.carried import ENGINE_OWN_KEYS
 
     rows = {line.split("|")[1].strip(" `"): line for line in
             (ROOT / "docs" / "environments.md").read_text().splitlines() if line.startswith("| `")}

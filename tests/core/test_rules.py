@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from components.core import rules
-from components.core.findings import Finding, Severity
-from components.core.kubernetes_settings import ServiceSettings
-from components.core.model_catalog import MODELS
-from components.core.stack_file import load_settings, read_stack_file
+from vllm_serving import rules
+from vllm_serving.catalog.models import MODELS
+from vllm_serving.findings import Finding, Severity
+from vllm_serving.settings.kubernetes import ServiceSettings
+from vllm_serving.stack_files.loader import load_settings, read_stack_file
 
 from .conftest import ROOT, edit, shipped_settings, spec_of
 

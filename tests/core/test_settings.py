@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from components.core.findings import ConfigError
-from components.core.stack_config import parse_stack_config
+from vllm_serving.findings import ConfigError
+from vllm_serving.settings.stack_config import parse_stack_config
 
 BASE: dict[str, Any] = {
     "hardware": {"gpu": "A100-80GB", "count": 2},

@@ -6,17 +6,23 @@ from functools import cache
 
 import pytest
 
-from components.core.deployment_spec import DeploymentSpec
-from components.core.stack_diff import (
-    POSITIONAL, SECRET_VALUE, SECTIONS, Change, parse_argv, stack_diff, stack_view,
+from vllm_serving.spec import ServingSpec
+from vllm_serving.stack_files.loader import load_spec
+from vllm_serving.views.stack_diff import (
+    POSITIONAL,
+    SECRET_VALUE,
+    SECTIONS,
+    Change,
+    parse_argv,
+    stack_diff,
+    stack_view,
 )
-from components.core.stack_file import load_spec
 
 from .conftest import ROOT, edit, shipped_settings, spec_of
 
 
 @cache
-def shipped(stack: str) -> DeploymentSpec:
+def shipped(stack: str) -> ServingSpec:
     return load_spec(ROOT / f"Pulumi.{stack}.yaml", stack, ROOT)
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.core.units import format_size, go_duration, parse_duration, parse_size
+from vllm_serving.units import format_size, go_duration, parse_duration, parse_size
 
 
 @pytest.mark.parametrize(("seconds", "text"), [(30, "30s"), (600, "10m0s"), (1260, "21m0s"),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.core.stack_config import parse_stack_config
-from components.core.vllm_command import vllm_args, vllm_env
+from vllm_serving.command.vllm_argv import vllm_args, vllm_env
+from vllm_serving.settings.stack_config import parse_stack_config
 
 BASE: dict[str, Any] = {
     "vllm-serving:hardware": {"gpu": "A100-80GB", "count": 2},

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from components.core.deployment_spec import resolve
-from components.core.plan import planned_docker_resources
-from components.core.stack_file import load_settings, read_stack_file
 from tests.conftest import shipped_stack
 from tests.pulumi_harness import ROOT, plain_text, secret_paths
+from vllm_serving.spec import resolve
+from vllm_serving.stack_files.loader import load_settings, read_stack_file
+from vllm_serving.views.plan import planned_docker_resources
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 PASSWORD = "SENTINEL-registry-pw-7f3a"

@@ -6,9 +6,9 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from components.core.deployment_spec import DeploymentSpec, resolve
-from components.core.stack_config import parse_stack_config
-from components.core.stack_file import read_stack_file, stack_path
+from vllm_serving.settings.stack_config import parse_stack_config
+from vllm_serving.spec import ServingSpec, resolve
+from vllm_serving.stack_files.loader import read_stack_file, stack_path
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "vllm-serving"
@@ -37,7 +37,7 @@ def stack_values(stack: str = "a100-k8s", **sections: Any) -> dict[str, Any]:
     return values
 
 
-def make_spec(stack: str = "a100-k8s", secrets: tuple[str, ...] = (), **sections: Any) -> DeploymentSpec:
+def make_spec(stack: str = "a100-k8s", secrets: tuple[str, ...] = (), **sections: Any) -> ServingSpec:
     """A resolved spec; `secrets` names secret keys the stack is to set (values stay elsewhere)."""
     values = stack_values(stack, **sections)
     for key in secrets:

@@ -13,9 +13,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.core.deployment_spec import DeploymentSpec
-from components.core.kubernetes_manifests import kubernetes_objects, manifests_yaml
 from tests.kubernetes.stacks import KUBERNETES_VERSION, make_spec
+from vllm_serving.render.kubernetes.objects import kubernetes_objects, manifests_yaml
+from vllm_serving.spec import ServingSpec
 
 # checkov's Kubernetes checks that the vLLM server cannot pass, and why.
 SKIPS: dict[str, str] = {
@@ -43,7 +43,7 @@ def _checkov() -> str | None:
     return str(local) if local.exists() else shutil.which("checkov")
 
 
-def _specs() -> dict[str, DeploymentSpec]:
+def _specs() -> dict[str, ServingSpec]:
     full = dict(secrets=("apiKey", "hfToken", "registryPassword"),
                 image={"username": "robot", "registry": "harbor.local:30000"})
     return {

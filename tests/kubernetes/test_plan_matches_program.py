@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from components.core.deployment_spec import resolve
-from components.core.plan import planned_kubernetes_resources
-from components.core.stack_file import load_settings, read_stack_file
 from tests.conftest import shipped_stack
 from tests.pulumi_harness import ROOT
+from vllm_serving.spec import resolve
+from vllm_serving.stack_files.loader import load_settings, read_stack_file
+from vllm_serving.views.plan import planned_kubernetes_resources
 
 
 def test_plan_lists_the_registered_kubernetes_resources(program) -> None:

@@ -10,11 +10,12 @@ import kubernetes_validate
 import pulumi
 import pytest
 
-from components.core.deployment_spec import DeploymentSpec
-from components.core.kubernetes_manifests import kubernetes_objects, rollout_seconds
 from tests.conftest import RunProgram, shipped_stack
 from tests.kubernetes.stacks import KUBERNETES_VERSION, make_spec
 from tests.pulumi_harness import Registered, as_manifest, plain_text, recording_mocks
+from vllm_serving.render.kubernetes.objects import kubernetes_objects
+from vllm_serving.render.kubernetes.parts import rollout_seconds
+from vllm_serving.spec import ServingSpec
 
 SENTINEL = "SENTINEL-apikey-123"
 SECRETS = {"apiKey": SENTINEL, "registryPassword": "SENTINEL-registry-456", "hfToken": "SENTINEL-hf-789"}
@@ -26,14 +27,14 @@ def monitor() -> Iterator[Any]:
     yield recording_mocks("a100-k8s")
 
 
-def _spec() -> DeploymentSpec:
+def _spec() -> ServingSpec:
     return make_spec(secrets=("apiKey", "registryPassword", "hfToken"),
                      image={"username": "robot", "registry": "harbor.local:30000"},
                      model={"protect": True},
                      kubernetes={"weights": {"claim": {"size": "64g", "storageClassName": "fast"}}})
 
 
-def _build(spec: DeploymentSpec) -> Any:
+def _build(spec: ServingSpec) -> Any:
     from components.kubernetes.vllm_kubernetes import VllmKubernetes
 
     secrets = {k: pulumi.Output.secret(v) for k, v in SECRETS.items()}

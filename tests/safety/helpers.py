@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from components.cli import main
 from tests.pulumi_harness import ROOT
+from vllm_serving.cli import main
 
 BAD_CONFIGS = Path(__file__).resolve().parent / "bad_configs"
 VLLM_STACK = Path(sys.executable).parent / "vllm-stack"

@@ -14,9 +14,9 @@ from pathlib import Path
 import pulumi
 import pytest
 
-from components.cli import main
 from tests.pulumi_harness import ROOT, ProgramFailed, stack_config
 from tests.safety.helpers import BAD_CONFIGS, VLLM_STACK
+from vllm_serving.cli import main
 
 FILE_KEY = "(file)"
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s+File \".*\", line \d+", re.M)

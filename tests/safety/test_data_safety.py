@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from components.core.release_settings import bare_stack
-from components.core.settings import VLLM_CACHE_PATH
 from tests.conftest import shipped_stack
 from tests.pulumi_harness import ProgramRun, Registered
 from tests.safety.helpers import SENTINELS, stacks_of_kind
+from vllm_serving.settings import VLLM_CACHE_PATH
+from vllm_serving.settings.release import bare_stack
 
 P = "vllm-serving:"
 DOCKER = stacks_of_kind("docker")

@@ -6,8 +6,8 @@ traceback. Derandomized with a fixed budget, so CI runs the same examples every 
 from __future__ import annotations
 
 import copy
-import functools
 import datetime as dt
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
-from components.core import rules
-from components.core.deployment_spec import resolve
-from components.core.findings import PROJECT, ConfigError
-from components.core.plan import deployment_plan
-from components.core.settings import SECRET_KEYS, SECTIONS, StackSettings
-from components.core.stack_config import parse_stack_config
 from tests.safety.helpers import run_cli
+from vllm_serving import rules
+from vllm_serving.findings import PROJECT, ConfigError
+from vllm_serving.settings import SECRET_KEYS, SECTIONS, StackSettings
+from vllm_serving.settings.stack_config import parse_stack_config
+from vllm_serving.spec import resolve
+from vllm_serving.views.plan import deployment_plan
 
 FUZZ = settings(
     max_examples=200, deadline=None, derandomize=True, database=None,
@@ -108,7 +108,7 @@ def _valid_alone(section: str, base: dict[str, Any], alias: str) -> list[Any]:
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def section_values(section: str) -> st.SearchStrategy[Any]:
     """Arbitrary values, keyed dicts, and keyed dicts laid over the valid base section."""
     model = section_model(section)

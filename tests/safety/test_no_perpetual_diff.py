@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from components.core.units import go_duration
 from tests.conftest import shipped_stack
 from tests.pulumi_harness import ROOT, ProgramRun, plain_text
 from tests.safety.helpers import SENTINELS, mapping_reversed, stack_files, stacks_of_kind
+from vllm_serving.units import go_duration
 
 STACKS = [p.name.split(".", 1)[1].rsplit(".", 1)[0] for p in stack_files()]
 GO_DURATION = re.compile(r"^(\d+h)?(\d+m)?\d+s$")

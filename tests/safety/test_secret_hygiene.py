@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 import yaml
 
-from components.cli.render import FORMATS, secret_variable
-from components.core.settings import SECRET_KEYS
 from tests.conftest import shipped_stack
 from tests.pulumi_harness import ROOT, SECRET_SIG, ProgramRun, Registered, plain_text, secret_paths, stack_config
 from tests.safety.helpers import SENTINELS, run_cli, stack_files, stacks_of_kind
+from vllm_serving.cli.render import FORMATS, secret_variable
+from vllm_serving.settings import SECRET_KEYS
 
 ALL_STACKS = [p.name.split(".", 1)[1].rsplit(".", 1)[0] for p in stack_files()]
 USER = "robot"

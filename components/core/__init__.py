@@ -1,1 +1,0 @@
-"""Pure core: typed settings, catalogs, rules and rendering. Imports nothing from Pulumi."""

@@ -1,0 +1,5 @@
+import sys
+
+from vllm_serving.cli import main
+
+sys.exit(main())

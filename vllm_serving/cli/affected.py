@@ -1,0 +1,81 @@
+"""`vllm-stack affected --base REF`: the stacks whose preview the changes since REF can alter.
+
+The rules are in `vllm_serving/views/affected_stacks.py`; this module only asks git. `--json`
+prints one line, a JSON list, for a GitHub Actions matrix (`fromJSON`). `--exclude-promoting`
+drops the stacks with `release.promoteFrom` (production): the PR preview runs with the staging
+environment's credentials, which must never be asked to read a production stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from vllm_serving.release.promotion import promote_from
+from vllm_serving.stack_files.loader import read_stack_file, stack_path
+from vllm_serving.views.affected_stacks import affected_stacks, stack_of
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "affected", help="stacks whose `pulumi preview` the changes since a git ref can alter",
+        description="Compare HEAD with the merge base of REF (git diff REF...HEAD) and print the "
+                    "stacks to preview: all of them when program code or dependencies changed, "
+                    "else those whose Pulumi.<stack>.yaml changed. Docs and tests affect none.")
+    parser.add_argument("--base", required=True, metavar="REF",
+                        help="git ref the change is based on, e.g. origin/main or a commit")
+    parser.add_argument("--json", action="store_true",
+                        help="print a JSON list (a GitHub Actions matrix via fromJSON)")
+    parser.add_argument("--exclude-promoting", action="store_true",
+                        help="leave out stacks that set release.promoteFrom (production stacks, "
+                             "previewed only by the promote workflow)")
+    parser.set_defaults(func=run)
+
+
+def changed_paths(project_dir: Path, base: str) -> list[str]:
+    """Paths changed on HEAD's side since the merge base with `base`, relative to project_dir.
+
+    The three-dot range ignores what landed on the base branch meanwhile; `--relative` keeps
+    only paths inside the project (which may be a subdirectory of the repository);
+    `--no-renames` lists a renamed stack file under its old name too; `-z` avoids quoting.
+    """
+    command = ["git", "diff", "--name-only", "--no-renames", "--relative", "-z",
+               f"{base}...HEAD", "--"]
+    done = subprocess.run(command, cwd=project_dir, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.strip() or f"git exited with {done.returncode}")
+    return [path for path in done.stdout.split("\0") if path]
+
+
+def promotes(project_dir: Path, stack: str) -> bool:
+    """Whether the stack file sets `release.promoteFrom`; a bad value is a ConfigError naming it."""
+    stack_file = read_stack_file(stack_path(project_dir, stack), project_dir)
+    return promote_from(stack_file.values, stack) is not None
+
+
+def run(args: argparse.Namespace) -> int:
+    project: Path = args.project_dir
+    if args.base.startswith("-"):  # would reach git as an option
+        print(f"vllm-stack: --base {args.base!r} is not a git ref", file=sys.stderr)
+        return 2
+    try:
+        changed = changed_paths(project, args.base)
+    except (OSError, RuntimeError) as exc:
+        print(f"vllm-stack: git diff {args.base}...HEAD failed: {exc}", file=sys.stderr)
+        return 2
+    existing = (stack_of(path.name) for path in project.glob("Pulumi.*.yaml"))
+    stacks = affected_stacks(changed, (stack for stack in existing if stack))
+    if args.exclude_promoting:
+        stacks = [stack for stack in stacks if not promotes(project, stack)]
+    if args.json:
+        print(json.dumps(stacks))
+    else:
+        for stack in stacks:
+            print(stack)
+        if not stacks:
+            print(f"vllm-stack: no stack affected since {args.base}", file=sys.stderr)
+    return 0

@@ -1,0 +1,74 @@
+"""`vllm-stack check`: the compatibility rules over stack files, one finding per line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from vllm_serving import rules
+from vllm_serving.findings import ConfigError, Finding, Severity
+from vllm_serving.stack_files.loader import list_stacks, load_spec, stack_name, stack_path
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "check", help="check stacks against the hardware and engine rules (exit 1 on errors)",
+        description="Check every stack in the project directory, the named stacks, or stack "
+                    "files by path. Prints `SEVERITY CODE key: message - fix` per finding.")
+    parser.add_argument("stacks", nargs="*", metavar="STACK",
+                        help="stack name (Pulumi.<STACK>.yaml) or path to a stack file")
+    parser.add_argument("--config-file", action="append", type=Path, default=[], metavar="PATH",
+                        help="a stack YAML file to check (repeatable)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.set_defaults(func=run)
+
+
+def _targets(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """(stack name, file) for each stack to check, in the order given."""
+    project: Path = args.project_dir
+    targets: list[tuple[str, Path]] = []
+    for item in args.stacks:
+        path = Path(item)
+        if item.endswith((".yaml", ".yml")) or "/" in item:
+            targets.append((stack_name(path), path))
+        else:
+            targets.append((item, stack_path(project, item)))
+    targets += [(stack_name(path), path) for path in args.config_file]
+    if not args.stacks and not args.config_file:
+        targets = [(name, stack_path(project, name)) for name in list_stacks(project)]
+    return targets
+
+
+def check_stack(stack: str, path: Path, project_dir: Path | None = None) -> list[Finding]:
+    """Findings of one stack file; configuration errors are findings too."""
+    try:
+        return rules.check(load_spec(path, stack, project_dir))
+    except ConfigError as exc:
+        return list(exc.findings)
+
+
+def run(args: argparse.Namespace) -> int:
+    targets = _targets(args)
+    if not targets:
+        print(f"vllm-stack: no Pulumi.<stack>.yaml in {args.project_dir}", flush=True)
+        return 1
+    # Project defaults (Pulumi.yaml) apply to files given by path too, as with
+    # `pulumi preview --config-file PATH` run in the project.
+    results = [(stack, check_stack(stack, path, args.project_dir)) for stack, path in targets]
+    if args.json:
+        print(json.dumps([{"stack": stack, "findings": [f.as_dict() for f in findings]}
+                          for stack, findings in results], indent=2))
+    else:
+        for stack, findings in results:
+            print(f"== {stack} ==")
+            for finding in findings:
+                print(finding.line())
+            if not findings:
+                print("ok: no findings")
+        errors = sum(f.severity == Severity.ERROR for _, fs in results for f in fs)
+        warnings = sum(f.severity == Severity.WARNING for _, fs in results for f in fs)
+        print(f"{len(results)} stack(s): {errors} error(s), {warnings} warning(s)")
+    failed = any(f.severity == Severity.ERROR for _, findings in results for f in findings)
+    return 1 if failed else 0

@@ -1,0 +1,72 @@
+"""`vllm-stack diff A B`: what replacing stack A's deployment by stack B's changes, offline.
+
+Exit codes follow diff(1): 0 identical, 1 different, 2 when a stack cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from vllm_serving.findings import ConfigError, Finding
+from vllm_serving.spec import ServingSpec
+from vllm_serving.stack_files.loader import load_spec, stack_path
+from vllm_serving.views.stack_diff import Change, stack_diff
+
+UNSET = "(unset)"
+TITLES = {"gpu": "GPU", "argv": "vllm argv"}
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "diff", help="what differs between two stacks' deployments (exit 1 if anything does)",
+        description="Compare the resolved deployments of two stacks: target, GPU, model, image, "
+                    "vLLM flags, env, mounts, ports, container, endpoints and capacity. "
+                    "Exit 0 if identical, 1 if they differ, 2 if a stack cannot be read.")
+    parser.add_argument("stack_a", metavar="STACK_A", help="the stack now (Pulumi.STACK_A.yaml)")
+    parser.add_argument("stack_b", metavar="STACK_B", help="the stack it becomes (Pulumi.STACK_B.yaml)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=run)
+
+
+def _value(value: str | None) -> str:
+    if value is None:
+        return UNSET
+    return value or '""'  # an empty value is set, and must not read as unset
+
+
+def _text(a: str, b: str, changes: list[Change]) -> str:
+    if not changes:
+        return f"{a} and {b} resolve to the same deployment"
+    lines = [f"{a} -> {b}"]
+    for section in dict.fromkeys(c.section for c in changes):
+        rows = [c for c in changes if c.section == section]
+        width = max(len(c.key) for c in rows) + 2  # per section: one long mount path widens only its own
+        lines.append(f"  {TITLES.get(section, section)}")
+        lines += [f"    {c.key:<{width}}{_value(c.a)} -> {_value(c.b)}" for c in rows]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    specs: list[ServingSpec] = []
+    failed: list[Finding] = []
+    # Read both before giving up, so one run names every stack that cannot be read.
+    for name in (args.stack_a, args.stack_b):
+        try:
+            specs.append(load_spec(stack_path(args.project_dir, name), name, args.project_dir))
+        except ConfigError as exc:
+            failed += exc.findings
+    if failed:
+        # Handled here, not by main(): diff(1) reserves 1 for "different", so trouble is 2.
+        for finding in failed:
+            print(finding.line(), file=sys.stderr)
+        return 2
+    changes = stack_diff(specs[0], specs[1])
+    if args.json:
+        print(json.dumps({"a": args.stack_a, "b": args.stack_b, "identical": not changes,
+                          "changes": [c.as_dict() for c in changes]}, indent=2))
+    else:
+        print(_text(args.stack_a, args.stack_b, changes))
+    return 1 if changes else 0

@@ -1,0 +1,1 @@
+"""The vLLM command line (argv and env) rendered from the settings; imports settings and engine."""

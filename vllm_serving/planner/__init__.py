@@ -1,0 +1,1 @@
+"""The KV-cache capacity planner: memory per GPU, tokens and concurrency; imports spec and below."""

@@ -1,0 +1,129 @@
+"""The Docker container a deployment needs, as plain data.
+
+`VllmServer` turns this into a `docker.Container`; `docker_run` and the Compose renderer print
+it. One description, so the preview, the hand-typed command and the Compose file cannot drift.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from vllm_serving.settings import VLLM_CACHE_PATH
+from vllm_serving.spec import ServingSpec
+from vllm_serving.timing import HEALTH_INTERVAL_SECONDS, HEALTH_RETRIES, HEALTH_TIMEOUT_SECONDS, docker_wait_seconds
+from vllm_serving.units import go_duration
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A bind mount (`kind="bind"`, source is a host path) or a named volume."""
+
+    kind: Literal["bind", "volume"]
+    source: str
+    target: str
+    read_only: bool
+
+
+@dataclass(frozen=True)
+class Healthcheck:
+    """Docker healthcheck; durations in Go's canonical form so they read back unchanged."""
+
+    tests: tuple[str, ...]
+    interval: str
+    timeout: str
+    start_period: str
+    retries: int
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    name: str
+    image: str
+    gpus: str
+    runtime: str | None
+    ipc_mode: str
+    shm_size_mb: int | None
+    privileged: bool
+    bind_address: str
+    host_port: int
+    container_port: int
+    mounts: tuple[Mount, ...]
+    env: tuple[tuple[str, str], ...]
+    secret_env: tuple[str, ...]
+    command: tuple[str, ...]
+    healthcheck: Healthcheck
+    restart: str
+    log_driver: str
+    log_opts: tuple[tuple[str, str], ...]
+    labels: tuple[tuple[str, str], ...]
+    wait_timeout_seconds: int
+
+    @property
+    def model_mount(self) -> Mount:
+        return self.mounts[0]
+
+    @property
+    def cache_mount(self) -> Mount | None:
+        return self.mounts[1] if len(self.mounts) > 1 else None
+
+
+def model_mount(spec: ServingSpec) -> Mount:
+    """The weights: always read-only, so a bug in the server can never damage them."""
+    m = spec.settings.model
+    if m.host_path is not None:
+        return Mount("bind", m.host_path, m.mount_path, read_only=True)
+    assert m.volume_name is not None
+    return Mount("volume", m.volume_name, m.mount_path, read_only=True)
+
+
+def cache_mount(spec: ServingSpec) -> Mount | None:
+    """The compile cache: writable, kept across container replacements."""
+    s = spec.settings
+    if not s.cache.enabled:
+        return None
+    if s.cache.host_path is not None:
+        return Mount("bind", s.cache.host_path, VLLM_CACHE_PATH, read_only=False)
+    volume = s.cache_volume_name
+    assert volume is not None
+    return Mount("volume", volume, VLLM_CACHE_PATH, read_only=False)
+
+
+def container_spec(spec: ServingSpec, image: str | None = None) -> ContainerSpec:
+    """The container for `spec`; `image` overrides the reference (e.g. a pulled image id)."""
+    s = spec.settings
+    ids = s.hardware.device_ids
+    mounts = tuple(m for m in (model_mount(spec), cache_mount(spec)) if m is not None)
+    health = Healthcheck(
+        tests=("CMD", "curl", "-fsS", f"http://localhost:{spec.container_port}/health"),
+        interval=go_duration(HEALTH_INTERVAL_SECONDS),
+        timeout=go_duration(HEALTH_TIMEOUT_SECONDS),
+        start_period=go_duration(spec.startup_seconds),
+        retries=HEALTH_RETRIES,
+    )
+    return ContainerSpec(
+        name=s.container.name,
+        image=image or s.image.reference,
+        gpus="device=" + ",".join(map(str, ids)) if ids else "all",
+        runtime=s.container.runtime,
+        ipc_mode=s.container.ipc_mode,
+        shm_size_mb=s.container.shm_size_mb,
+        privileged=s.container.privileged,
+        bind_address=s.network.bind_address,
+        host_port=s.network.host_port,
+        container_port=spec.container_port,
+        mounts=mounts,
+        env=spec.env,
+        secret_env=spec.secret_env,
+        command=spec.args,
+        healthcheck=health,
+        restart=s.container.restart,
+        log_driver="json-file",
+        log_opts=(("max-file", str(s.container.log_max_files)), ("max-size", s.container.log_max_size)),
+        labels=(
+            ("vllm-serving.model", spec.served_model_name),
+            ("vllm-serving.stack", spec.stack),
+        ),
+        # one more health interval than the start period: the first success may land just after it
+        wait_timeout_seconds=docker_wait_seconds(spec.startup_seconds),
+    )

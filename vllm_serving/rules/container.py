@@ -1,0 +1,116 @@
+"""The container around vLLM: privileges, shared memory, credentials and exposure."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from vllm_serving.findings import Severity, config_key
+from vllm_serving.rules.base import Context, Facts, Rule
+from vllm_serving.units import GIB, MIB
+
+DOCKER_DEFAULT_SHM = 64 * MIB
+# NCCL moves tensors between GPUs of one host through /dev/shm; vLLM's docs ask for
+# --ipc=host or a large --shm-size. 1 GiB per GPU is our floor, well above NCCL's buffers.
+SHM_PER_GPU = 1 * GIB
+
+
+def _privileged(ctx: Context) -> Facts | None:
+    return {} if ctx.settings.container.privileged else None
+
+
+def _shm(ctx: Context) -> Facts | None:
+    container = ctx.settings.container
+    gpus = ctx.tp * ctx.pp
+    # Docker only: a Kubernetes pod gets /dev/shm as a memory emptyDir sized by its own settings.
+    if ctx.settings.target.kind != "docker" or gpus < 2 or container.ipc_mode == "host":
+        return None
+    size = container.shm_size or DOCKER_DEFAULT_SHM
+    need = gpus * SHM_PER_GPU
+    if size < need:
+        return {"size": f"{size // MIB} MiB", "gpus": gpus, "need": f"{need // GIB}g",
+                "ipc": container.ipc_mode}
+    return None
+
+
+def _registry_password(ctx: Context) -> Facts | None:
+    image = ctx.settings.image
+    if image.username and "registryPassword" not in ctx.settings.secrets_set:
+        return {"user": image.username, "registry": image.registry or "Docker Hub"}
+    return None
+
+
+def _open_on_network(ctx: Context) -> Facts | None:
+    """Docker: the OpenAI API published beyond loopback with no API key."""
+    address = ctx.settings.network.bind_address
+    if ctx.settings.target.kind != "docker" or "apiKey" in ctx.settings.secrets_set:
+        return None
+    return None if ipaddress.ip_address(address).is_loopback else {"address": address}
+
+
+def _open_outside_cluster(ctx: Context) -> Facts | None:
+    """Kubernetes: a NodePort or LoadBalancer Service in front of an API with no key."""
+    service = ctx.settings.kubernetes.service.type
+    if ctx.settings.target.kind != "kubernetes" or "apiKey" in ctx.settings.secrets_set:
+        return None
+    return None if service == "ClusterIP" else {"type": service}
+
+
+# Keys only the Docker backend reads (container.shmSize is the pod's /dev/shm fallback, so not here).
+DOCKER_ONLY = {
+    "target": ("docker_host", "ssh_opts"),
+    "hardware": ("device_ids",),
+    "container": ("runtime", "ipc_mode", "privileged", "restart", "log_max_size", "log_max_files"),
+    "network": ("host_port", "bind_address", "public_host"),
+}
+
+
+def _docker_keys_on_kubernetes(ctx: Context) -> Facts | None:
+    if ctx.settings.target.kind != "kubernetes":
+        return None
+    ignored = []
+    for section, fields in DOCKER_ONLY.items():
+        model = getattr(ctx.settings, section)
+        ignored += [f"{section}.{type(model).model_fields[f].alias}" for f in fields if f in model.model_fields_set]
+    return {"keys": ", ".join(ignored)} if ignored else None
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("container-privileged", Severity.WARNING, config_key("container", "privileged"),
+         "the container runs privileged: full access to the host's devices and kernel",
+         "set container.privileged: false; the NVIDIA runtime exposes the GPUs without it",
+         "container.privileged set.",
+         "vLLM does not need it; a compromised server would own the host.",
+         "Docker docs (--privileged); seed 000", _privileged),
+    Rule("shm-too-small", Severity.ERROR, config_key("container", "shmSize"),
+         "{gpus} GPUs share tensors through /dev/shm, which is {size} with ipcMode {ipc}",
+         "set container.ipcMode: host, or container.shmSize to at least {need}",
+         "Docker, multi-GPU without ipc=host: /dev/shm of at least 1 GiB per GPU (default 64 MiB).",
+         "NCCL fails or hangs at startup (\"Error while creating shared memory segment\").",
+         "vLLM docs, Using Docker (--ipc=host or --shm-size)", _shm),
+    Rule("registry-password-missing", Severity.WARNING, config_key("registryPassword"),
+         "image.username {user} is set for {registry} but the secret registryPassword is not",
+         "run: pulumi config set --secret registryPassword",
+         "A registry user without the registryPassword secret.",
+         "The pull fails with an authentication error; the Pulumi program stops on it.",
+         "this project (image settings)", _registry_password),
+    Rule("api-open-on-network", Severity.WARNING, config_key("network", "bindAddress"),
+         "the OpenAI API is published on {address} with no API key: anyone who reaches the host "
+         "can use the GPUs",
+         "run: pulumi config set --secret apiKey, or set network.bindAddress: 127.0.0.1",
+         "Docker: API bound beyond loopback without the apiKey secret.",
+         "vLLM serves /v1 unauthenticated by default (both seeds do); /health and /metrics stay "
+         "open even with a key.",
+         "vllm-facts.md, The API as a smoke test sees it; docs/security.md", _open_on_network),
+    Rule("api-open-outside-cluster", Severity.WARNING, config_key("kubernetes", "service", "type"),
+         "a {type} Service exposes the OpenAI API outside the cluster with no API key",
+         "run: pulumi config set --secret apiKey, or set kubernetes.service.type: ClusterIP",
+         "Kubernetes: NodePort or LoadBalancer Service without the apiKey secret.",
+         "Anyone who reaches a node or the load balancer can use the GPUs.",
+         "vllm-facts.md, The API as a smoke test sees it; docs/security.md", _open_outside_cluster),
+    Rule("docker-keys-on-kubernetes", Severity.WARNING, config_key("target", "kind"),
+         "{keys} only apply to a Docker host and are ignored on Kubernetes",
+         "remove them, or use the kubernetes section (service, runtimeClassName, scheduling)",
+         "Docker-only keys set on a Kubernetes stack.",
+         "The operator expects an effect (a device list, a host port) that the cluster never sees.",
+         "this project (backends)", _docker_keys_on_kubernetes),
+)

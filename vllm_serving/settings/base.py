@@ -1,0 +1,77 @@
+"""What every config section shares.
+
+Strict camelCase keys, errors that carry their fix, typed sizes, durations and paths.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from vllm_serving.units import parse_duration, parse_size
+
+
+def fix_error(message: str, fix: str, field: str | None = None) -> PydanticCustomError:
+    """A validation error that carries the fix; `field` names the key when a model validator raises."""
+    ctx = {"message": message, "fix": fix, "field": field}
+    return PydanticCustomError("with_fix", "{message}", ctx)
+
+
+def _size_bytes(value: Any) -> Any:
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        try:
+            return parse_size(value)
+        except ValueError as exc:
+            raise fix_error(str(exc), "write a size such as '32g' (GiB) or '512m' (MiB)") from exc
+    return value
+
+
+def _seconds(value: Any) -> Any:
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        try:
+            return parse_duration(value)
+        except ValueError as exc:
+            raise fix_error(str(exc), "write a duration such as '90s', '20m' or '1h30m'") from exc
+    return value
+
+
+SizeBytes = Annotated[int, BeforeValidator(_size_bytes)]
+Seconds = Annotated[int, BeforeValidator(_seconds)]
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+
+class Section(BaseModel):
+    """Common behaviour of every config section: strict keys, camelCase aliases, immutable."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        use_attribute_docstrings=True,
+        validate_default=True,
+    )
+
+
+_ABSOLUTE_PATH = re.compile(r"^/[^\0]*$")
+_VOLUME_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]+$")
+
+
+def check_path(value: str | None, what: str) -> str | None:
+    if value is not None and (not _ABSOLUTE_PATH.match(value) or ".." in value.split("/")):
+        raise fix_error(f"{what} '{value}' is not an absolute path",
+                        "write an absolute path such as /data/models/Qwen3.5-27B")
+    return value
+
+
+def check_volume(value: str | None) -> str | None:
+    if value is not None and not _VOLUME_NAME.match(value):
+        raise fix_error(f"'{value}' is not a Docker volume name",
+                        "use letters, digits, '_', '.' or '-', starting with a letter or digit")
+    return value
+
+

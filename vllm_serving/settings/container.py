@@ -1,0 +1,63 @@
+"""`vllm-serving:container` and `vllm-serving:network`: the Docker container and how clients reach it."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from vllm_serving.engine.defaults import VLLM_PORT
+from vllm_serving.settings.base import Seconds, Section, SizeBytes, fix_error
+from vllm_serving.units import MIB
+
+
+class ContainerSettings(Section):
+    """The Docker container itself."""
+
+    name: str = Field(default="vllm", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    """Container name (fixed, so a replacement deletes the old container first)."""
+    runtime: str | None = None
+    """Docker runtime, e.g. `nvidia` when the NVIDIA runtime is not the default."""
+    ipc_mode: Literal["host", "private", "shareable"] = "host"
+    """IPC namespace; `host` gives NCCL the host's shared memory (vLLM's recommendation)."""
+    shm_size: SizeBytes | None = None
+    """Size of /dev/shm with a private IPC namespace, Docker notation (`32g` = 32 GiB)."""
+    privileged: bool = False
+    """Run privileged; the NVIDIA runtime does not need it."""
+    restart: Literal["no", "on-failure", "always", "unless-stopped"] = "unless-stopped"
+    """Restart policy."""
+    startup_timeout: Seconds | None = None
+    """How long a model load may take before the container counts as failed; derived from the weights' size when absent."""  # noqa: E501
+    log_max_size: str = Field(default="100m", pattern=r"^\d+[kmg]$")
+    """Largest json-file log before rotation."""
+    log_max_files: int = Field(default=3, ge=1, le=100)
+    """Rotated log files kept."""
+
+    @property
+    def shm_size_mb(self) -> int | None:
+        """shm size in MiB, the unit of the Docker provider's `shm_size`."""
+        return None if self.shm_size is None else -(-self.shm_size // MIB)
+
+
+class NetworkSettings(Section):
+    """How clients reach the API."""
+
+    host_port: int = Field(default=VLLM_PORT, ge=1, le=65535)
+    """Port on the host (`-p HOSTPORT:8000`)."""
+    bind_address: str = "0.0.0.0"
+    """Host address the port is published on; 127.0.0.1 keeps the API local."""
+    public_host: str | None = None
+    """Host name clients use in URLs; the ssh host, the bind address or localhost when absent."""
+
+    @field_validator("bind_address")
+    @classmethod
+    def _ip(cls, value: str) -> str:
+        try:
+            ipaddress.ip_address(value)
+        except ValueError as exc:
+            raise fix_error(f"'{value}' is not an IP address",
+                            "write an address such as 0.0.0.0 (all interfaces) or 127.0.0.1") from exc
+        return value
+
+

@@ -1,0 +1,101 @@
+"""`vllm-serving:engine`: vLLM's engine flags."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from vllm_serving.engine.flags import MODELLED_FLAGS, SECRET_ENV
+from vllm_serving.settings.base import EnvName, Section, fix_error
+
+KvCacheDtype = Literal["auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"]
+Dtype = Literal["auto", "half", "float16", "bfloat16", "float", "float32"]
+Quantization = Literal[
+    "awq", "awq_marlin", "gptq", "gptq_marlin", "marlin", "fp8", "compressed-tensors",
+    "bitsandbytes", "gguf", "modelopt", "mxfp4", "experts_int8",
+]
+AttentionBackend = Literal["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TREE_ATTN"]
+
+
+class SpeculativeSettings(Section):
+    """Speculative decoding (`--speculative-config`)."""
+
+    method: str = Field(min_length=1)
+    """Draft method: `mtp` for models with multi-token-prediction layers, `eagle`, `ngram`, ..."""
+    num_speculative_tokens: int = Field(ge=1, le=16)
+    """Tokens the draft proposes per step; more than the model's MTP layers lowers acceptance."""
+    model: str | None = None
+    """Draft model path for methods that need one (eagle, draft models)."""
+
+
+class EngineSettings(Section):
+    """vLLM engine flags. Unset flags are not rendered: vLLM's own default applies."""
+
+    tensor_parallel_size: int | None = Field(default=None, ge=1, le=64)
+    """GPUs one model replica is split across (`--tensor-parallel-size`)."""
+    pipeline_parallel_size: int | None = Field(default=None, ge=1, le=64)
+    """Pipeline stages (`--pipeline-parallel-size`); TP x PP GPUs in all."""
+    dtype: Dtype | None = None
+    """Compute dtype (`--dtype`); `half` on GPUs without bfloat16 (V100, T4)."""
+    gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
+    """Share of each GPU's memory vLLM may use (`--gpu-memory-utilization`), in (0, 1]."""
+    max_model_len: int | None = Field(default=None, ge=16)
+    """Longest request in tokens, prompt plus output (`--max-model-len`)."""
+    kv_cache_dtype: KvCacheDtype | None = None
+    """KV cache dtype (`--kv-cache-dtype`); fp8 halves it where the GPU supports it."""
+    quantization: Quantization | None = None
+    """Force a quantization method (`--quantization`); vLLM reads it from the checkpoint otherwise."""
+    enable_prefix_caching: bool | None = None
+    """`--enable-prefix-caching` (true) or `--no-enable-prefix-caching` (false); on by default in V1."""
+    attention_backend: AttentionBackend | None = None
+    """Force an attention backend (`--attention-backend`), e.g. FLASHINFER for an FP8 KV cache on A100."""
+    reasoning_parser: str | None = None
+    """`--reasoning-parser`, e.g. `qwen3`."""
+    tool_call_parser: str | None = None
+    """`--tool-call-parser`, e.g. `qwen3_coder`; needs `enableAutoToolChoice`."""
+    enable_auto_tool_choice: bool = False
+    """`--enable-auto-tool-choice`: let the model decide to call tools."""
+    speculative_config: SpeculativeSettings | None = None
+    """`--speculative-config`, e.g. {method: mtp, numSpeculativeTokens: 1}."""
+    max_num_seqs: int | None = Field(default=None, ge=1)
+    """Most sequences in one batch (`--max-num-seqs`)."""
+    max_num_batched_tokens: int | None = Field(default=None, ge=1)
+    """Most tokens in one batch (`--max-num-batched-tokens`)."""
+    trust_remote_code: bool = False
+    """`--trust-remote-code`: run Python shipped with the weights; not needed for native architectures."""
+    extra_args: tuple[str, ...] = ()
+    """vLLM flags not modelled here, appended verbatim in order, e.g. [--enforce-eager]."""
+    env: dict[EnvName, str] = {}
+    """Extra environment variables for the container, rendered sorted by name."""
+
+    @field_validator("env")
+    @classmethod
+    def _no_secrets_in_env(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if name in SECRET_ENV.values():
+                key = next(k for k, v in SECRET_ENV.items() if v == name)
+                raise fix_error(f"{name} would sit in plain text in the stack and the container spec",
+                                f"remove it from engine.env and run: pulumi config set --secret {key}")
+            if re.search(r"(TOKEN|PASSWORD|SECRET|API_KEY)", name.upper()):
+                raise fix_error(f"{name} looks like a credential, which engine.env keeps in plain text",
+                                "keep credentials out of engine.env; use the secrets "
+                                + ", ".join(SECRET_ENV) + " (pulumi config set --secret)")
+        return value
+
+    @field_validator("extra_args")
+    @classmethod
+    def _no_modelled_flags(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for arg in value:
+            flag = arg.split("=", 1)[0].replace("_", "-")
+            if flag in MODELLED_FLAGS:
+                raise fix_error(f"extraArgs repeats {flag}, which has its own key",
+                                f"remove it from extraArgs and set {MODELLED_FLAGS[flag]} instead")
+        return value
+
+    @property
+    def gpus_needed(self) -> int:
+        return (self.tensor_parallel_size or 1) * (self.pipeline_parallel_size or 1)
+
+

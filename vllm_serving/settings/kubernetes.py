@@ -1,0 +1,244 @@
+"""The `vllm-serving:kubernetes` section: how a stack with `target.kind: kubernetes` is deployed.
+
+The engine flags, the image, the model and the GPU stay in their own sections: Kubernetes adds
+only what a cluster needs (namespace, scheduling, volumes, Service). Every default is chosen so
+that a 27B model survives its load, an upgrade never asks for GPUs the cluster does not have and
+the weights are never written or deleted by the deployment.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from vllm_serving.settings.base import Section, SizeBytes, check_path, fix_error
+from vllm_serving.units import GIB
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+_RESOURCE_NAME = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_CPU = re.compile(r"^(\d+(\.\d+)?|\d+m)$")
+NODE_PORTS = (30000, 32767)
+AccessMode = Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]
+
+
+def _dns_name(value: str | None, what: str) -> str | None:
+    if value is not None and not _DNS_SUBDOMAIN.match(value):
+        raise fix_error(f"'{value}' is not a valid Kubernetes {what} name",
+                        "use lower-case letters, digits, '-' and '.', starting and ending with a letter or digit")
+    return value
+
+
+class Toleration(Section):
+    """One pod toleration, as in the Kubernetes API."""
+
+    key: str | None = None
+    """Taint key, e.g. `nvidia.com/gpu`; absent (with operator Exists) tolerates every taint."""
+    operator: Literal["Equal", "Exists"] = "Equal"
+    """`Equal` matches key and value, `Exists` only the key."""
+    value: str | None = None
+    """Taint value for operator `Equal`."""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+    """Taint effect to tolerate; every effect when absent."""
+    toleration_seconds: int | None = Field(default=None, ge=0)
+    """How long a NoExecute taint is tolerated before eviction; forever when absent."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Toleration:
+        if self.operator == "Exists" and self.value is not None:
+            raise fix_error("a toleration with operator Exists cannot have a value",
+                            "remove value, or use operator: Equal", field="value")
+        if self.key is None and self.operator != "Exists":
+            raise fix_error("a toleration without a key must use operator Exists",
+                            "add key (e.g. nvidia.com/gpu) or set operator: Exists", field="key")
+        if self.toleration_seconds is not None and self.effect != "NoExecute":
+            raise fix_error("tolerationSeconds applies only to effect NoExecute",
+                            "remove tolerationSeconds or set effect: NoExecute", field="tolerationSeconds")
+        return self
+
+
+GPU_TOLERATION = Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")
+
+
+class _ClaimSettings(Section):
+    """What every PersistentVolumeClaim the deployment creates has; never deleted by destroy."""
+
+    storage_class_name: str | None = None
+    """Storage class; the cluster's default class when absent."""
+    access_mode: AccessMode = "ReadWriteOnce"
+    """Access mode; replicas on several nodes need ReadOnlyMany (weights) or ReadWriteMany."""
+
+    @field_validator("storage_class_name")
+    @classmethod
+    def _class(cls, value: str | None) -> str | None:
+        return _dns_name(value, "storage class")
+
+
+class NewClaim(_ClaimSettings):
+    """A PersistentVolumeClaim the deployment creates (empty) for the weights."""
+
+    size: SizeBytes
+    """Capacity, e.g. `64g` (Docker notation, binary units): the checkpoint plus headroom."""
+
+
+class WeightsSettings(Section):
+    """Where the pod finds the weights; always mounted read-only at `model.containerPath`."""
+
+    existing_claim: str | None = None
+    """An existing PVC that already holds the weights (e.g. filled by a loader Job)."""
+    claim: NewClaim | None = None
+    """Create an (empty) PVC: fill it once before the first start; `destroy` keeps it."""
+    host_path: str | None = None
+    """A directory present on every GPU node (local disk or a node-mounted NFS)."""
+
+    @field_validator("existing_claim")
+    @classmethod
+    def _claim_name(cls, value: str | None) -> str | None:
+        return _dns_name(value, "PersistentVolumeClaim")
+
+    @field_validator("host_path")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        return check_path(value, "node path")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> WeightsSettings:
+        given = [k for k, v in (("existingClaim", self.existing_claim), ("claim", self.claim),
+                                ("hostPath", self.host_path)) if v is not None]
+        if len(given) != 1:
+            raise fix_error(f"give exactly one weights source, got {given or 'none'}",
+                            "keep one of existingClaim, claim or hostPath", field="existingClaim")
+        return self
+
+
+class CacheClaim(_ClaimSettings):
+    """The PVC for vLLM's compile cache, kept across upgrades so restarts skip torch.compile."""
+
+    size: SizeBytes = 20 * GIB
+    """Capacity; compiled graphs of one model and version take a few GiB."""
+
+
+class ServiceSettings(Section):
+    """The Service in front of the pods."""
+
+    type: Literal["ClusterIP", "NodePort", "LoadBalancer"] = "ClusterIP"
+    """ClusterIP (in-cluster only, default), NodePort or LoadBalancer."""
+    port: int = Field(default=8000, ge=1, le=65535)
+    """Service port; the container port stays 8000."""
+    node_port: int | None = Field(default=None, ge=NODE_PORTS[0], le=NODE_PORTS[1])
+    """Fixed node port (30000-32767) for NodePort or LoadBalancer; allocated when absent."""
+
+    @model_validator(mode="after")
+    def _node_port_needs_type(self) -> ServiceSettings:
+        if self.node_port is not None and self.type == "ClusterIP":
+            raise fix_error("a ClusterIP Service has no node port",
+                            "set kubernetes.service.type: NodePort, or remove nodePort", field="nodePort")
+        return self
+
+
+class ResourceSettings(Section):
+    """CPU and memory for the vLLM container (the GPUs come from TP x PP)."""
+
+    cpu: str | None = None
+    """CPU request, e.g. `16` or `500m`; no CPU limit is set (it would throttle the scheduler loop)."""
+    memory: SizeBytes | None = None
+    """Memory request, e.g. `64g`."""
+    memory_limit: SizeBytes | None = None
+    """Memory limit; /dev/shm (a memory emptyDir) counts against it."""
+
+    @field_validator("cpu")
+    @classmethod
+    def _cpu(cls, value: str | None) -> str | None:
+        if value is not None and not _CPU.match(value):
+            raise fix_error(f"'{value}' is not a CPU quantity",
+                            "write whole or decimal cores ('16', '2.5') or millicores ('500m')")
+        return value
+
+    @model_validator(mode="after")
+    def _request_within_limit(self) -> ResourceSettings:
+        if self.memory is not None and self.memory_limit is not None and self.memory > self.memory_limit:
+            raise fix_error("the memory request exceeds the memory limit",
+                            "raise memoryLimit or lower memory", field="memoryLimit")
+        return self
+
+
+class KubernetesSettings(Section):
+    """A Kubernetes cluster as the target (`target.kind: kubernetes`)."""
+
+    namespace: str = "vllm"
+    """Namespace of every object."""
+    create_namespace: bool = True
+    """Create the namespace (false when it exists already or is managed elsewhere)."""
+    replicas: int = Field(default=1, ge=1, le=64)
+    """Independent vLLM servers behind the Service, each with TP x PP GPUs."""
+    gpu_resource: str = "nvidia.com/gpu"
+    """Extended resource name of one GPU, as the device plugin advertises it."""
+    node_selector: dict[str, str] | None = None
+    """Node labels the pod requires; `{nvidia.com/gpu.product: <catalog label>}` when absent, `{}` for none."""
+    tolerations: tuple[Toleration, ...] = (GPU_TOLERATION,)
+    """Taints the pod tolerates; by default the usual `nvidia.com/gpu` NoSchedule taint of GPU nodes."""
+    runtime_class_name: str | None = None
+    """RuntimeClass, e.g. `nvidia` where the NVIDIA runtime is not the node default."""
+    weights: WeightsSettings | None = None
+    """Weights source; from the model section when absent (`volumeName` = existing PVC, `hostPath` = node path)."""
+    cache: CacheClaim = Field(default_factory=CacheClaim)
+    """The compile-cache PVC (when `cache.enabled`), named `cache.volumeName` or `<container name>-cache`."""
+    shm_size: SizeBytes | None = None
+    """Size of /dev/shm (a memory emptyDir); `container.shmSize`, else 16g, when absent."""
+    service: ServiceSettings = Field(default_factory=ServiceSettings)
+    """The Service."""
+    network_policy: bool = True
+    """Add a NetworkPolicy that admits traffic to the pods only on the API port (8000)."""
+    termination_grace_period_seconds: int = Field(default=60, ge=0, le=3600)
+    """Time between SIGTERM and SIGKILL, for vLLM to finish requests and free the GPUs."""
+    image_pull_secrets: tuple[str, ...] = ()
+    """Existing pull secrets to add to the one built from `image.username` and `registryPassword`."""
+    resources: ResourceSettings = Field(default_factory=ResourceSettings)
+    """CPU and memory requests and the memory limit."""
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str) -> str:
+        if not _DNS_LABEL.match(value):
+            raise fix_error(f"'{value}' is not a valid namespace name",
+                            "use at most 63 lower-case letters, digits and '-', e.g. vllm")
+        if value == "default":
+            raise fix_error("the default namespace mixes vLLM with unrelated workloads",
+                            "use a namespace of its own, e.g. vllm")
+        return value
+
+    @field_validator("gpu_resource")
+    @classmethod
+    def _resource(cls, value: str) -> str:
+        if not _RESOURCE_NAME.match(value) or "/" not in value:
+            raise fix_error(f"'{value}' is not an extended resource name",
+                            "write it as the device plugin names it, e.g. nvidia.com/gpu")
+        return value
+
+    @field_validator("runtime_class_name")
+    @classmethod
+    def _runtime_class(cls, value: str | None) -> str | None:
+        return _dns_name(value, "RuntimeClass")
+
+    @field_validator("image_pull_secrets")
+    @classmethod
+    def _pull_secrets(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            _dns_name(name, "Secret")
+        return value
+
+    @model_validator(mode="after")
+    def _fits_together(self) -> KubernetesSettings:
+        if self.replicas > 1 and self.weights and self.weights.claim \
+                and self.weights.claim.access_mode in ("ReadWriteOnce", "ReadWriteOncePod"):
+            raise fix_error(
+                f"{self.replicas} replicas on different GPU nodes cannot share a "
+                f"{self.weights.claim.access_mode} weights claim",
+                "set kubernetes.weights.claim.accessMode: ReadOnlyMany or ReadWriteMany", field="replicas")
+        limit, shm = self.resources.memory_limit, self.shm_size
+        if limit is not None and shm is not None and shm >= limit:
+            raise fix_error("/dev/shm is memory of the pod and would use up the whole memory limit",
+                            "raise kubernetes.resources.memoryLimit well above shmSize", field="shmSize")
+        return self

@@ -1,0 +1,1 @@
+"""Reading Pulumi stack files from disk offline, as Pulumi would merge them; imports rules and below."""

@@ -1,0 +1,150 @@
+"""Read a stack's config from `Pulumi.<stack>.yaml` without the Pulumi CLI.
+
+Secret values (`{secure: ...}`) are noted as present and never decrypted. Project defaults in
+`Pulumi.yaml` (`config: {key: {value: ...}}`) apply under the stack's own values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from vllm_serving.findings import ConfigError, Finding, Severity
+from vllm_serving.release.carried import release_of
+from vllm_serving.release.promotion import PROMOTE_KEY, Promotion, promote_from
+from vllm_serving.settings import StackSettings
+from vllm_serving.settings.release import bare_stack
+from vllm_serving.settings.stack_config import parse_stack_config
+from vllm_serving.spec import ServingSpec, promoted_spec, resolve
+
+
+@dataclass(frozen=True)
+class StackFile:
+    """Raw config of one stack file: values by key, and the keys held as secrets."""
+
+    stack: str
+    path: Path
+    values: dict[str, Any]
+    secret_keys: frozenset[str]
+
+
+def _fail(path: Path, message: str, fix: str) -> ConfigError:
+    return ConfigError([Finding("stack-file", Severity.ERROR, str(path), message, fix)])
+
+
+def stack_path(project_dir: Path, stack: str) -> Path:
+    return project_dir / f"Pulumi.{stack}.yaml"
+
+
+def stack_name(path: Path) -> str:
+    """`Pulumi.v100.yaml` -> `v100`; any other file name -> its stem."""
+    name = path.name
+    if name.startswith("Pulumi.") and name.endswith((".yaml", ".yml")):
+        return name.split(".", 1)[1].rsplit(".", 1)[0]
+    return path.stem
+
+
+def list_stacks(project_dir: Path) -> list[str]:
+    return sorted(stack_name(p) for p in project_dir.glob("Pulumi.*.yaml"))
+
+
+def _load_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _fail(path, "no such stack file",
+                    "name an existing stack or create the file with pulumi stack init") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(path, f"cannot read the file ({exc.__class__.__name__})",
+                    "check the path and that it is a text file") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise _fail(path, f"is not valid YAML{where}", "fix the YAML syntax (indentation, colons, quotes)") from None
+
+
+def project_defaults(project_dir: Path) -> dict[str, Any]:
+    project = project_dir / "Pulumi.yaml"
+    if not project.exists():
+        return {}
+    data = _load_yaml(project) or {}
+    defaults: dict[str, Any] = {}
+    for key, decl in (data.get("config") or {}).items():
+        if isinstance(decl, dict) and "value" in decl:
+            defaults[key if ":" in key else f"{data.get('name', '')}:{key}"] = decl["value"]
+        elif not isinstance(decl, dict):
+            defaults[key] = decl
+    return defaults
+
+
+def read_stack_file(path: Path, project_dir: Path | None = None) -> StackFile:
+    """Parse the file; structural problems (empty, not YAML, no `config:`) are errors."""
+    data = _load_yaml(path)
+    if data is None:
+        raise _fail(path, "is empty", "add a `config:` mapping with the vllm-serving sections (see Pulumi.v100.yaml)")
+    if not isinstance(data, dict):
+        raise _fail(path, f"holds a {type(data).__name__}, not a mapping", "start the file with `config:`")
+    config = data.get("config")
+    if not isinstance(config, dict) or not config:
+        raise _fail(path, "has no `config:` mapping", "put the vllm-serving sections under a top-level `config:` key")
+    values: dict[str, Any] = dict(project_defaults(project_dir or path.parent))
+    secrets: set[str] = set()
+    for key, value in config.items():
+        key = str(key)
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            secrets.add(key)
+            value = "[secret]"  # present; the value stays encrypted
+        values[key] = value
+    return StackFile(stack_name(path), path, values, frozenset(secrets))
+
+
+def load_settings(stack_file: StackFile) -> StackSettings:
+    """Typed settings of a stack file, or ConfigError naming every bad key."""
+    return parse_stack_config(stack_file.values, stack_file.secret_keys)
+
+
+def load_spec(
+    path: Path, stack: str | None = None, project_dir: Path | None = None,
+    _promoting: frozenset[str] = frozenset(),
+) -> ServingSpec:
+    """Read, validate and resolve one stack file: what every offline command starts from.
+
+    A promoting stack gets its release from the source's stack file in the same project, as
+    the source would export it (without the digest only a deployment knows).
+    """
+    stack_file = read_stack_file(path, project_dir)
+    name = stack or stack_file.stack
+    source = promote_from(stack_file.values, name)
+    if source is None:
+        return resolve(load_settings(stack_file), name)
+    directory = project_dir or path.parent
+    release = _local_release(directory, source, _promoting | {name})
+    promotion = Promotion(source, name, release, deployed=False)
+    return promoted_spec(stack_file.values, stack_file.secret_keys, promotion, project_defaults(directory))
+
+
+def _local_release(directory: Path, source: str, promoting: frozenset[str]) -> dict[str, Any]:
+    stack = bare_stack(source)
+    if stack in promoting:
+        raise ConfigError([Finding(
+            "release-cycle", Severity.ERROR, PROMOTE_KEY,
+            f"promotion cycle: {' -> '.join(sorted(promoting))} -> {stack}",
+            "end the chain at a stack without release.promoteFrom (the one that is verified first)")])
+    path = stack_path(directory, stack)
+    if not path.exists():
+        raise ConfigError([Finding(
+            "release-source-missing", Severity.ERROR, PROMOTE_KEY,
+            f"{source}: offline views read its release from {path.name}, which is not in {directory}",
+            f"add {path.name} to the project, or promote from a stack of this project")])
+    try:
+        spec = load_spec(path, stack, directory, promoting)
+    except ConfigError as exc:
+        raise ConfigError([dataclasses.replace(f, message=f"{f.message} [in source stack {stack}]")
+                           for f in exc.findings]) from None
+    return release_of(spec.settings, stack)

@@ -1,0 +1,183 @@
+"""What differs between two stacks' resolved deployments: the reviewer's view of a promotion.
+
+Both sides are flattened from `deployment_plan` into sections of key -> text, so a change reads
+as one line. The vLLM argv is compared per flag, mounts by container path, ports by container
+port and env by name: a flag added in the middle shifts no other line. Secret env vars appear
+by name only; their values are never in a spec to begin with.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from vllm_serving.engine.flags import FLAGS
+from vllm_serving.spec import ServingSpec
+from vllm_serving.views.plan import deployment_plan
+
+# Compared sections, in the order a reviewer reads them (and the order of the changes).
+SECTIONS = ("target", "gpu", "model", "image", "release", "argv", "env", "mounts", "ports",
+            "container", "endpoints", "capacity")
+
+SECRET_VALUE = "<secret>"
+"""Stands for a secret env var's value, which only Pulumi holds."""
+
+POSITIONAL = "(positional)"
+"""Key of the argv words that belong to no flag, kept in their order."""
+
+# Capacity repeats the GPU and model sections under these keys; one line per fact is enough.
+_CAPACITY_REPEATS = ("gpu", "model")
+# Modelled flags sort in the order the argv renders them; anything else follows.
+_FLAG_RANK = {flag.flag: i for i, flag in enumerate(FLAGS)}
+
+Section = dict[str, str]
+View = dict[str, Section]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One key whose value differs between stack A and stack B."""
+
+    section: str
+    """One of SECTIONS."""
+    key: str
+    """Field, flag, env name, container path or container port, within the section."""
+    a: str | None
+    """Value in stack A; None when A does not set it."""
+    b: str | None
+    """Value in stack B; None when B does not set it."""
+
+    @property
+    def kind(self) -> Literal["added", "removed", "changed"]:
+        if self.a is None:
+            return "added"
+        return "removed" if self.b is None else "changed"
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {"section": self.section, "key": self.key, "a": self.a, "b": self.b, "kind": self.kind}
+
+
+def _text(value: Any) -> str | None:
+    """One comparable text per value; None stays None (unset)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return str(value)
+
+
+def _fields(data: Mapping[str, Any], keys: Iterable[str] | None = None) -> Section:
+    """The set fields of a plan mapping, as text; unset (None) fields are left out."""
+    out: Section = {}
+    for key in data if keys is None else keys:
+        text = _text(data.get(key))
+        if text is not None:
+            out[key] = text
+    return out
+
+
+def _is_flag(word: str) -> bool:
+    if not word.startswith("-") or word in ("-", "--"):
+        return False
+    try:
+        float(word)  # a negative number is a value, not a flag
+    except ValueError:
+        return True
+    return False
+
+
+def parse_argv(argv: Sequence[str]) -> Section:
+    """Flag -> value, in first-seen order: `--flag` alone is "true", `--no-flag` is
+    `--flag: false`, `--flag=value` splits; a repeated flag keeps all its values; words that
+    follow no flag go, in order, under POSITIONAL."""
+    values: dict[str, list[str]] = {}
+    positional: list[str] = []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if not _is_flag(word):
+            positional.append(word)
+            i += 1
+            continue
+        name, eq, value = word.partition("=")
+        # vLLM's parser accepts --max_model_len for --max-model-len, as the settings check does
+        name = name.replace("_", "-")
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        if eq:
+            i += 1
+        elif nxt is not None and not _is_flag(nxt):
+            value, i = nxt, i + 2
+        else:
+            value, i = "true", i + 1
+            if name.startswith("--no-"):  # argparse's BooleanOptionalAction negation
+                name, value = "--" + name.removeprefix("--no-"), "false"
+        values.setdefault(name, []).append(value)
+    out = {name: vs[0] if len(vs) == 1 else shlex.join(vs) for name, vs in values.items()}
+    if positional:
+        out[POSITIONAL] = shlex.join(positional)
+    return out
+
+
+def _mount(m: Mapping[str, Any]) -> str:
+    return f"{m['source']} ({'read-only' if m['readOnly'] else 'writable'}, {m['kind']})"
+
+
+def _port(p: Mapping[str, Any]) -> str:
+    if "service" in p:
+        return f"Service {p['service']} :{p['port']}"
+    return f"{p['bindAddress']}:{p['hostPort']}"
+
+
+def stack_view(spec: ServingSpec) -> View:
+    """The comparable facts of one stack, by section, as key -> text."""
+    # Findings are `check`'s business; the diff compares what would be deployed.
+    plan = deployment_plan(spec, [])
+    env = _fields(plan["env"]) | {name: SECRET_VALUE for name in plan["secretEnv"]}
+    capacity = {k: v for k, v in _fields(plan["capacity"]).items() if k not in _CAPACITY_REPEATS}
+    return {
+        "target": _fields(plan["target"], ("kind", "where")),
+        "gpu": _fields(plan["gpu"], ("name", "hostCount", "given")),
+        "model": _fields(plan["model"], ("name", "servedModelName")),
+        "image": _fields(plan["image"], ("reference", "registryUser")),
+        # where the release comes from; its flags are compared one by one under argv
+        "release": _fields(plan["release"], ("promotedFrom",)),
+        "argv": parse_argv(plan["vllmArgs"]),
+        "env": env,
+        "mounts": {m["target"]: _mount(m) for m in plan["mounts"]},
+        "ports": {str(p["containerPort"]): _port(p) for p in plan["ports"]},
+        "container": _fields(plan["container"]),
+        "endpoints": _fields(plan["endpoints"]),
+        "capacity": capacity,
+    }
+
+
+def _key_order(section: str, a: Section, b: Section) -> list[str]:
+    keys = list(dict.fromkeys([*a, *b]))  # first-seen order: A's, then B's own
+    if section == "argv":
+        # sorted() is stable: unmodelled flags keep their first-seen order after the modelled
+        return sorted(keys, key=lambda k: _FLAG_RANK.get(k, len(_FLAG_RANK)))
+    # ports are numbers: 8000 before 30006
+    return sorted(keys, key=lambda k: (0, int(k), "") if k.isdigit() else (1, 0, k))
+
+
+def diff_views(a: View, b: View) -> list[Change]:
+    """Every key whose text differs, in SECTIONS order, then key order."""
+    changes: list[Change] = []
+    for section in SECTIONS:
+        sa, sb = a.get(section, {}), b.get(section, {})
+        for key in _key_order(section, sa, sb):
+            if sa.get(key) != sb.get(key):
+                changes.append(Change(section, key, sa.get(key), sb.get(key)))
+    return changes
+
+
+def stack_diff(a: ServingSpec, b: ServingSpec) -> list[Change]:
+    """What changes when stack A's deployment is replaced by stack B's; empty when identical."""
+    return diff_views(stack_view(a), stack_view(b))
