@@ -20,8 +20,8 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.config import set_all_config
 
-ROOT = Path(__file__).resolve().parent.parent
-PROJECT = "vllm-serving"
+from tests.paths import PROJECT, ROOT
+
 SECRET_SIG = rpc._special_sig_key  # "4dabf18193072939515e22adb298388d"
 SECRET_VALUE = rpc._special_secret_sig
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "seeds"
+from tests.paths import FIXTURES
+
+SEEDS = FIXTURES / "seeds"
 SEED_FILES = {"v100": "000_58edd0417058a508.txt", "a100": "004_6d0deea4506c253c.txt"}
 
 _DOCKER_VALUE_OPTS = {"--name", "--runtime", "--ipc", "--shm-size", "-p", "-v", "-e", "--gpus"}

@@ -1,6 +1,6 @@
 """One resolved deployment: the settings joined with the catalogs and the rendered vLLM command.
 
-Every backend (Docker today, Kubernetes next) and every offline view (plan, render, check)
+Every backend (Docker, Kubernetes) and every offline view (plan, render, check)
 starts from a `ServingSpec`, so the flags exist once.
 """
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import ROOT
 from vllm_serving.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
 QWEN3_4B = ROOT / "tests" / "fixtures" / "hf" / "qwen3-4b.config.json"
 KEYS = {"weights_gib_per_gpu", "kv_bytes_per_token_per_gpu", "available_kv_gib", "kv_cache_tokens",
         "max_concurrency"}

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import ROOT
 from vllm_serving.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
 INVALID = ROOT / "tests" / "stacks" / "invalid"
 
 

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import ROOT
 from vllm_serving.cli import main
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def line_of(out: str, section: str, key: str) -> str:

@@ -7,9 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.paths import ROOT
 from vllm_serving.cli import main
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_plan_v100_prints_the_seed_deployment(capsys) -> None:

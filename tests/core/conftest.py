@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.paths import ROOT
 from vllm_serving.settings import StackSettings
 from vllm_serving.spec import ServingSpec, resolve
 from vllm_serving.stack_files.loader import load_settings, read_stack_file
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def shipped_settings(stack: str) -> StackSettings:

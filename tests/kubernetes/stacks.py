@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
+from tests.paths import ROOT
 from vllm_serving.settings.stack_config import parse_stack_config
 from vllm_serving.spec import ServingSpec, resolve
 from vllm_serving.stack_files.loader import read_stack_file, stack_path
 
-ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "vllm-serving"
 # A current release: kubernetes-validate 1.37 ships schemas for 1.25 to 1.37.
 KUBERNETES_VERSION = "1.33.0"

@@ -11,7 +11,7 @@ from pathlib import Path
 from vllm_serving.findings import ConfigError
 
 # Each subcommand lives in its own module with `register(subparsers)`.
-COMMANDS = ("plan", "check", "capacity", "render", "catalog", "diff", "affected")
+COMMANDS = ("plan", "check", "capacity", "render", "catalogs", "diff", "affected")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,13 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="directory holding Pulumi.yaml and the stack files (default: .)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-            continue
-        module.register(sub)
+        importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 

@@ -14,7 +14,7 @@ from vllm_serving.catalog.models import MODELS, ModelArchitecture, find_model, s
 from vllm_serving.planner.capacity import CapacityInputs, parse_vllm_version, plan
 from vllm_serving.settings import Dtype, KvCacheDtype
 
-# The JSON keys the issue promises first, then the rest of the plan.
+# The JSON keys scripts rely on first, then the rest of the plan.
 MAIN_KEYS = ("weights_gib_per_gpu", "kv_bytes_per_token_per_gpu", "available_kv_gib",
              "kv_cache_tokens", "max_concurrency")
 
