@@ -7,6 +7,7 @@ build downloads the binary from GitHub, which these machines cannot reach.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -14,7 +15,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,11 +46,16 @@ def needs(job: dict[str, Any]) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def assert_uv_before_pulumi(job: dict[str, Any]) -> None:
-    """Pulumi.yaml's toolchain is uv: it must be installed (pinned) before any pulumi step."""
+def resolved(workflow: dict[str, Any], value: Any) -> str:
+    """A `with:` value with `${{ env.NAME }}` replaced by the workflow-level env it names."""
+    return re.sub(r"\$\{\{ env\.(\w+) \}\}", lambda m: str(workflow["env"][m[1]]), str(value))
+
+
+def assert_uv_before_pulumi(workflow: dict[str, Any], job: dict[str, Any]) -> None:
+    """Pulumi.yaml's toolchain is uv: it must be installed (an exact version) before any pulumi step."""
     uses = [str(s.get("uses", "")) for s in job["steps"]]
     uv = next(i for i, u in enumerate(uses) if u.startswith("astral-sh/setup-uv@"))
-    assert re.fullmatch(r"astral-sh/setup-uv@v\d+\.\d+\.\d+", uses[uv])
+    assert re.fullmatch(r"\d+\.\d+\.\d+", resolved(workflow, job["steps"][uv]["with"]["version"]))
     pulumi = [i for i, s in enumerate(job["steps"])
               if uses[i].startswith("pulumi/actions@") or "pulumi " in str(s.get("run", ""))]
     assert pulumi and uv < min(pulumi)
@@ -108,27 +113,28 @@ def test_preview_matrix_comes_from_vllm_stack_affected() -> None:
     step_id = re.search(r"steps\.([\w-]+)\.outputs", affected["outputs"][source[2]])
     assert step_id
     step = next(s for s in affected["steps"] if s.get("id") == step_id[1])
-    assert re.search(r"vllm-stack affected --base \S+ --json", step["run"])
+    # Production stacks (release.promoteFrom) never reach the staging-credentialed matrix.
+    assert re.search(r"vllm-stack affected --base \S+ --exclude-promoting --json", step["run"])
     assert steps_using(affected, "actions/checkout")[0]["with"]["fetch-depth"] == 0  # merge base
     assert "!= '[]'" in preview["if"]  # an empty matrix would fail the run
 
 
 def test_preview_uses_pulumi_action_with_diff_comment_and_backend() -> None:
     wf = load(PREVIEW)
-    assert wf["permissions"] == {"contents": "read"}
+    assert wf["permissions"] == {}
     for name, job in wf["jobs"].items():
         if not steps_using(job, "pulumi/actions"):
-            assert "permissions" not in job, name  # only the commenting job gets more
+            assert job["permissions"] == {"contents": "read"}, name  # only the commenting job gets more
             continue
         (step,) = steps_using(job, "pulumi/actions")
-        assert re.fullmatch(r"pulumi/actions@v\d+", step["uses"])  # a major tag
         args = step["with"]
         assert args["command"] == "preview" and args["diff"] is True and args["comment-on-pr"] is True
         assert args["stack-name"] == "organization/vllm-serving/${{ matrix.stack }}"
         assert args["github-token"] and args["work-dir"]
         assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+        assert re.fullmatch(r"\d+\.\d+\.\d+", resolved(wf, args["pulumi-version"]))
         assert SECRET_ENV.items() <= env_of(wf, job, step).items()
-        assert_uv_before_pulumi(job)
+        assert_uv_before_pulumi(wf, job)
 
 
 def test_promote_offers_only_promoted_stacks() -> None:
@@ -143,14 +149,16 @@ def test_promote_offers_only_promoted_stacks() -> None:
 
 def test_promote_applies_the_saved_plan_after_preview_and_approval() -> None:
     wf = load(PROMOTE)
-    assert wf["permissions"] == {"contents": "read"}
+    assert wf["permissions"] == {}
     assert wf["concurrency"]["cancel-in-progress"] is False  # never interrupt an `up`
     jobs = wf["jobs"]
     (apply_name,) = [n for n, j in jobs.items() if "pulumi up" in run_text(j)]
     apply = jobs[apply_name]
     (preview_name,) = needs(apply)
     preview = jobs[preview_name]
-    assert apply["environment"] == "production" and "environment" not in preview
+    # Both read production's secrets, so both wait for approval: the preview to get them, the
+    # apply to use them on the plan the reviewer has read.
+    assert apply["environment"] == preview["environment"] == "production"
     assert re.search(r"pulumi preview .*--diff.* --save-plan plan\.json", run_text(preview))
     (upload,) = steps_using(preview, "actions/upload-artifact")
     (download,) = steps_using(apply, "actions/download-artifact")
@@ -158,7 +166,7 @@ def test_promote_applies_the_saved_plan_after_preview_and_approval() -> None:
     (up,) = [s for s in apply["steps"] if "pulumi up" in str(s.get("run", ""))]
     assert re.fullmatch(r"pulumi up --yes .*--plan plan\.json", up["run"].strip())
     for job in (preview, apply):
-        assert_uv_before_pulumi(job)
+        assert_uv_before_pulumi(wf, job)
         for step in job["steps"]:
             env = env_of(wf, job, step)
             assert "PULUMI_EXPERIMENTAL" not in env  # plans need no experimental mode
@@ -173,3 +181,71 @@ def test_promote_shows_the_approver_both_releases() -> None:
     assert 'pulumi stack output release --json --stack "$source"' in text
     assert 'pulumi stack output release --json --stack "$STACK"' in text
     assert "GITHUB_STEP_SUMMARY" in text
+
+
+def smoke_step() -> tuple[dict[str, Any], dict[str, Any], int]:
+    """The apply job, its smoke step and that step's index."""
+    apply = next(j for j in load(PROMOTE)["jobs"].values() if "pulumi up" in run_text(j))
+    (index,) = [i for i, s in enumerate(apply["steps"]) if "vllm-stack smoke" in str(s.get("run", ""))]
+    return apply, apply["steps"][index], index
+
+
+def test_promote_smoke_tests_after_up_with_the_environment_api_key() -> None:
+    apply, step, index = smoke_step()
+    up = next(i for i, s in enumerate(apply["steps"]) if "pulumi up" in str(s.get("run", "")))
+    assert up < index
+    assert 'uv run --frozen vllm-stack smoke "$TARGET" --json' in step["run"]
+    assert step["env"]["TARGET"] == "${{ inputs.stack }}"
+    assert step["env"]["VLLM_SERVING_SECRET_APIKEY"] == "${{ secrets.VLLM_SERVING_SECRET_APIKEY }}"
+    assert "continue-on-error" not in step
+
+
+FAKE_UV = """#!/bin/sh
+echo "$@" > "$UV_ARGS"
+cat "$SMOKE_OUTPUT"
+exit "$SMOKE_EXIT"
+"""
+
+
+def run_smoke_step(tmp_path: Path, output: str, exit_code: int) -> tuple[int, str, str]:
+    """Run the step's script with a stand-in `uv`: (exit code, job summary, uv's argv)."""
+    _, step, _ = smoke_step()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "uv").write_text(FAKE_UV)
+    (bin_dir / "uv").chmod(0o755)
+    (tmp_path / "output").write_text(output)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "TARGET": "v100-prod",
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "UV_ARGS": str(tmp_path / "args"),
+           "SMOKE_OUTPUT": str(tmp_path / "output"), "SMOKE_EXIT": str(exit_code)}
+    done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert not done.stderr, done.stderr
+    return done.returncode, (tmp_path / "summary.md").read_text(), (tmp_path / "args").read_text()
+
+
+CHECKS = {"stack": "v100-prod", "checks": [
+    {"check": "/health", "ok": True, "seconds": 0.01},
+    {"check": "/v1/models", "ok": False, "seconds": 0.2, "detail": "served name qwen | missing"},
+]}
+
+
+def test_smoke_step_writes_a_table_and_fails_with_smoke(tmp_path: Path) -> None:
+    code, summary, argv = run_smoke_step(tmp_path, json.dumps(CHECKS), 1)
+    assert code == 1
+    assert argv.split() == ["run", "--frozen", "vllm-stack", "smoke", "v100-prod", "--json"]
+    lines = summary.splitlines()
+    assert lines[0] == "### vllm-stack smoke v100-prod"
+    assert lines[1] == "| check | ok | seconds | detail |"
+    assert lines[3] == "| /health | true | 0.01 |  |"
+    assert lines[4] == "| /v1/models | false | 0.2 | served name qwen \\| missing |"
+
+
+def test_smoke_step_passes_when_smoke_passes(tmp_path: Path) -> None:
+    code, summary, _ = run_smoke_step(tmp_path, json.dumps(CHECKS["checks"][:1]), 0)
+    assert code == 0 and "| /health | true | 0.01 |" in summary
+
+
+def test_smoke_step_keeps_unreadable_output_and_its_exit_code(tmp_path: Path) -> None:
+    code, summary, _ = run_smoke_step(tmp_path, "", 2)
+    assert code == 2 and "(no output)" in summary
