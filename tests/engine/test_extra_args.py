@@ -1,0 +1,261 @@
+"""engine.extraArgs read as vLLM v0.19.1's `vllm serve` reads them (vllm_serving.engine.extra_args).
+
+The oracle is CPython's own argparse, built from the release registry's flag table with vLLM's
+parser settings (allow_abbrev kept, vllm/utils/argparse_utils.py): whatever spelling argparse
+accepts for a typed key or a secret must be refused, and what it refuses must be refused too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from vllm_serving.engine.extra_args import SECRET_FLAGS, Problem, extra_args_problems, secret_key_in
+from vllm_serving.engine.flags import MODELLED_FLAGS
+from vllm_serving.engine.release_registry import VllmRelease, load
+from vllm_serving.settings import EngineSettings
+from vllm_serving.settings.stack_config import section_error
+
+RELEASE = load("0.19.1")
+# the typed flags as vllm_serving.command.vllm_argv renders them for a stack without speculativeConfig
+BEFORE = ("--model", "/models/m", "--served-model-name", "m", "--tensor-parallel-size", "4",
+          "--max-model-len", "32768", "--enable-prefix-caching")
+LEAK = "LEAKME"
+
+
+def problems(*items: str, before: tuple[str, ...] = BEFORE, release: VllmRelease = RELEASE) -> list[Problem]:
+    return list(extra_args_problems(release, items, before))
+
+
+def kinds(*items: str, before: tuple[str, ...] = BEFORE) -> list[tuple[int, str]]:
+    return [(p.index, p.kind) for p in problems(*items, before=before)]
+
+
+# -- the oracle: CPython argparse with v0.19.1's option strings ------------------------------------
+
+class _Refused(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse would print and exit 2, as vLLM does
+        raise _Refused(message)
+
+
+def _oracle(release: VllmRelease) -> _Parser:
+    parser = _Parser(add_help=False, allow_abbrev=release.parser.allow_abbrev)
+    parser.add_argument("model_tag", nargs="?")
+    for flag in release.flags.values():
+        # -O is FlexibleArgumentParser's rewrite (argparse_utils.py parse_args), not an argparse option
+        strings = [s for s in (flag.name, *flag.aliases) if s != "-O"]
+        nargs = flag.nargs if flag.takes_value else 0
+        if nargs == 0:
+            parser.add_argument(*strings, dest=flag.dest, action="store_const", const=True, default=None)
+            if flag.negations:
+                parser.add_argument(*flag.negations, dest=flag.dest, action="store_const", const=False)
+        else:
+            const = {"const": True} if nargs == "?" else {}  # so a bare `--hf-token` reads as set
+            parser.add_argument(*strings, dest=flag.dest, nargs=nargs, default=None, **const)
+    return parser
+
+
+ORACLE = _oracle(RELEASE)
+BY_DEST = {f.dest: f.name for f in RELEASE.flags.values()}
+
+
+def _vllm_rewrite(arg: str) -> str:
+    # vllm/utils/argparse_utils.py (v0.19.1) parse_args: underscores to dashes between -- and the first .
+    if not arg.startswith("--"):
+        return arg
+    key, sep, value = arg.partition("=")
+    return re.sub(r"(?<=--)[^\.]*", lambda m: m.group(0).replace("_", "-"), key, count=1) + sep + value
+
+
+def oracle_reads(items: list[str]) -> set[str] | None:
+    """The flags argparse reads from `items` after the typed flags, or None when it refuses the argv."""
+    rewritten = [_vllm_rewrite(a) for a in items]
+    try:
+        ORACLE.parse_args(["/models/m", *BEFORE[2:], *rewritten])
+        parsed = vars(ORACLE.parse_args(["/models/m", *rewritten]))
+    except _Refused:
+        return None
+    return {BY_DEST[dest] for dest, value in parsed.items() if dest in BY_DEST and value is not None}
+
+
+TYPED_OR_SECRET = ["--api-key", "--hf-token", "--tensor-parallel-size", "-tp", "--max-model-len",
+                   "--enable-prefix-caching", "--no-enable-prefix-caching", "--speculative-config", "-sc",
+                   "--quantization", "-q", "--port", "--host", "--served-model-name", "--max-num-seqs"]
+PLAIN = ["--enforce-eager", "--max-num-partial-prefills", "--compilation-config", "-cc", "--seed",
+         "--disable-log-stats", "--no-enable-chunked-prefill", "--hf-overrides"]
+
+
+@st.composite
+def spellings(draw: st.DrawFn, names: list[str]) -> tuple[str, list[str]]:
+    """A flag of `names` as a user might write it: a prefix, `_` for `-`, other case, `=value`."""
+    name = draw(st.sampled_from(names))
+    text = name
+    if name.startswith("--"):
+        text = name[: draw(st.integers(min_value=3, max_value=len(name)))]
+        body = "".join(c if c != "-" or not draw(st.booleans()) else "_" for c in text[2:])
+        text = "--" + body
+    if draw(st.integers(0, 4)) == 0:
+        text = "".join(c.upper() if draw(st.booleans()) else c for c in text)
+    value = LEAK + "-" + draw(st.sampled_from(["7", "x.y", "a b"]))
+    # the value glued to the whole name, as in `--api-keyVALUE`; glued to a prefix it names nothing
+    form = draw(st.sampled_from(["equals", "next", "alone"] + ["glued"] * (len(text) == len(name))))
+    items = {"equals": [f"{text}={value}"], "next": [text, value], "alone": [text], "glued": [text + value]}[form]
+    return name, items
+
+
+@settings(max_examples=400, deadline=None)
+@given(spellings(TYPED_OR_SECRET + PLAIN))
+def test_every_spelling_is_read_as_argparse_reads_it(case: tuple[str, list[str]]) -> None:
+    _, items = case
+    assume(not any(a.startswith("-") and "." in a for a in items))  # dotted keys: vLLM's, not argparse's
+    read = oracle_reads(items)
+    found = problems(*items)
+    if read is None:  # vLLM exits on it: so must we refuse it
+        assert found, f"vLLM refuses {items} but it passed"
+        return
+    guarded = {f for f in read if f in SECRET_FLAGS or f in MODELLED_FLAGS}
+    if guarded:
+        assert found and found[0].index == 0 and found[0].flag in guarded, (items, read, found)
+        assert found[0].kind == ("secret" if found[0].flag in SECRET_FLAGS else "typed-key")
+    else:
+        assert found == [], (items, read, found)
+
+
+@settings(max_examples=300, deadline=None)
+@given(spellings(list(SECRET_FLAGS)))
+def test_no_spelling_of_a_secret_passes_or_is_echoed(case: tuple[str, list[str]]) -> None:
+    name, items = case
+    found = problems(*items)
+    assert found and found[0] == Problem("secret", 0, name, SECRET_FLAGS[name])
+    assert LEAK not in repr(found)
+    # and the settings refuse it before anything renders it, whether vLLM would take it or exit
+    assert secret_key_in(items[0]) == SECRET_FLAGS[name]
+
+
+# -- FlexibleArgumentParser's rewriting (vllm/utils/argparse_utils.py) ----------------------------
+
+@pytest.mark.parametrize("items", [
+    ("--enforce-eager",),
+    ("--max-num-partial-prefills", "2"),
+    ("--max_num_partial_prefills=2",),
+    ("--compilation-config", '{"level":3}'),
+    ("--compilation-config.level", "3", "--compilation_config.cudagraph_mode=FULL"),
+    ("-cc.level", "3"),
+    ("--compilation-config.custom_ops+", "none,+rms_norm"),  # the list form of the JSON tip
+    ("-O3",), ("-O", "3"), ("-O=2",),  # rewritten to --optimization-level
+    ("--hf-overrides", '{"rope_scaling": {"rope_type": "yarn", "factor": 2.0}}'),
+    ("--lora-modules", "a=/l/a", "b=/l/b", "--enforce-eager"),  # nargs +
+    ("--seed", "-1"),  # a negative number is a value, not a flag
+    ("--disable-log-stats", "--no-enable-chunked-prefill"),
+])
+def test_what_vllm_takes_passes(items: tuple[str, ...]) -> None:
+    assert problems(*items) == []
+
+
+@pytest.mark.parametrize(("items", "flag", "key"), [
+    (("-tp", "2"), "--tensor-parallel-size", "engine.tensorParallelSize"),
+    (("--tensor_par=2",), "--tensor-parallel-size", "engine.tensorParallelSize"),
+    (("--no-enable-prefix",), "--enable-prefix-caching", "engine.enablePrefixCaching"),
+    (("-qfp8",), "--quantization", "engine.quantization"),
+    # speculativeConfig unset (BEFORE has no --speculative-config): still its key, which sizes the plan
+    (("--speculative-config.method", "mtp"), "--speculative-config", "engine.speculativeConfig"),
+    (("-sc.num_speculative_tokens=2",), "--speculative-config", "engine.speculativeConfig"),
+    (("--port", "9000"), "--port", "network.hostPort (the container port stays 8000)"),
+    (("--model=/other",), "--model", "model.containerPath"),
+])
+def test_a_typed_key_in_any_spelling_is_refused(items: tuple[str, ...], flag: str, key: str) -> None:
+    assert problems("--enforce-eager", *items) == [Problem("typed-key", 1, flag, key)]
+
+
+def test_a_dotted_key_is_refused_at_every_item_that_feeds_it() -> None:
+    assert kinds("--speculative-config.method", "mtp", "--enforce-eager", "-sc.num_speculative_tokens", "2") == [
+        (0, "typed-key"), (3, "typed-key")]
+
+
+@pytest.mark.parametrize(("items", "index"), [
+    (("--enforce-eager; rm -rf /",), 0),
+    (("--max-model-len 4096",), 0),  # one item: vLLM gets it whole
+    (("--enforce-eager", "true"), 1),
+    (("",), 0),
+    (("--seed", "1", "--", "--enforce-eager"), 2),
+])
+def test_an_item_that_is_no_flag_nor_value_is_refused(items: tuple[str, ...], index: int) -> None:
+    assert kinds(*items)[0] == (index, "not-a-flag")
+
+
+def test_a_stray_word_after_a_list_flag_is_read_as_its_value() -> None:
+    found = problems("extra", before=BEFORE[:4])  # --served-model-name m is the last typed flag
+    assert [(p.kind, p.index) for p in found] == [("not-a-flag", 0)]
+    assert "--served-model-name" in found[0].detail and "model.servedName" in found[0].detail
+
+
+def test_an_unknown_flag_names_the_release_and_a_close_flag() -> None:
+    assert problems("--enforce-eagr") == [
+        Problem("unknown", 0, "--enforce-eagr", "did you mean --enforce-eager? (flags are case-sensitive)")]
+    # in v0.11.0 but not v0.19.1
+    assert [p.kind for p in problems("--rope-scaling", "{}")] == ["unknown"]
+    assert problems("--rope-scaling", "{}", release=load("0.11.0")) == []
+
+
+def test_an_ambiguous_prefix_lists_the_flags_it_could_be() -> None:
+    (found,) = problems("--max-num", "4")
+    assert (found.kind, found.flag) == ("ambiguous", "--max-num")
+    assert found.detail == "--max-num-batched-tokens, --max-num-partial-prefills, --max-num-seqs"
+
+
+@pytest.mark.parametrize(("items", "kind"), [
+    (("--max-num-partial-prefills",), "value"),
+    (("--enforce-eager=true",), "value"),
+    (("--compilation-config.level",), "value"),  # vLLM reads args[i + 1]: an IndexError
+    (("--help",), "forbidden"), (("-h",), "forbidden"), (("--help=all",), "forbidden"),
+    (("--config", "/models/m/flags.yaml"), "forbidden"),
+])
+def test_what_stops_vllm_is_refused(items: tuple[str, ...], kind: str) -> None:
+    assert kinds(*items) == [(0, kind)]
+
+
+@pytest.mark.parametrize("items", [
+    ("--api-key", "-" + LEAK),  # argparse reads the value as an unknown flag
+    ("--api-keyLEAKME",), ("--API_KEY=" + LEAK,), ("--hf_tok", LEAK), ("--a", LEAK),
+    ("--enforce-eager --api-key " + LEAK,),
+    ("--hf-token", LEAK, "--api-key", LEAK + "2"),
+])
+def test_a_secret_is_refused_without_its_value(items: tuple[str, ...]) -> None:
+    found = problems(*items)
+    assert found[0] == Problem("secret", 0, found[0].flag, SECRET_FLAGS[found[0].flag])
+    assert LEAK not in repr(found)
+
+
+# -- the guard that runs while the settings load (render and diff print the argv without rules) ----
+
+@pytest.mark.parametrize(("item", "key"), [
+    ("--api-key", "apiKey"), ("--api-ke=x", "apiKey"), ("--Api_Key", "apiKey"), ("--api-key.x", "apiKey"),
+    ("--hf-token", "hfToken"), ("--hf_t", "hfToken"), ("--hf-tokenhf_abc", "hfToken"),
+    ("--enforce-eager --hf-token x", "hfToken"),
+    ("--enforce-eager", None), ("--hf-overrides", None), ("--api-server-count", None), ("-a", None),
+])
+def test_secret_key_in(item: str, key: str | None) -> None:
+    assert secret_key_in(item) == key
+
+
+def test_the_settings_refuse_a_secret_item_by_its_index() -> None:
+    with pytest.raises(ValidationError) as raised:
+        EngineSettings.model_validate({"extraArgs": ["--enforce-eager", "--api_ke=" + LEAK]})
+    (finding,) = section_error("engine", raised.value).findings
+    assert finding.key == "vllm-serving:engine.extraArgs[1]"
+    assert "pulumi config set --secret apiKey" in finding.fix
+    assert LEAK not in finding.message + finding.fix
+
+
+def test_the_settings_leave_the_rest_to_the_rules() -> None:
+    assert EngineSettings.model_validate({"extraArgs": ["-tp", "2"]}).extra_args == ("-tp", "2")

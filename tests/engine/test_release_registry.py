@@ -1,0 +1,291 @@
+"""The vLLM release registry: what a release's `vllm serve` accepts and exports, as vLLM's own
+source defines it (the committed JSON), and the generator that reads it from a wheel."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.engine.fake_wheel import build_wheel
+from tools.vllm_release.generate import main as generate
+from vllm_serving.engine.release_registry import (
+    VllmRelease,
+    known_versions,
+    load,
+    release_for_tag,
+    release_from_json,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+RELEASES = ROOT / "vllm_serving" / "engine" / "releases"
+PINNED = "0.19.1"  # the image tag of the shipped stacks (Pulumi.a100.yaml, Pulumi.a100-k8s.yaml)
+
+
+@pytest.fixture(scope="module")
+def pinned() -> VllmRelease:
+    return load(PINNED)
+
+
+# -- flags as vLLM's FlexibleArgumentParser selects them --------------------------------------------
+
+def test_short_alias_selects_tensor_parallel_size(pinned: VllmRelease) -> None:
+    flag = pinned.flag("-tp")
+    assert flag is not None and flag.name == "--tensor-parallel-size"
+    match = pinned.match("-tp")
+    assert match is not None and match.flag.name == "--tensor-parallel-size" and not match.negated
+
+
+def test_unique_prefix_of_api_key_selects_it_in_any_spelling(pinned: VllmRelease) -> None:
+    assert pinned.resolve_abbrev("--api-ke") == ("--api-key",)
+    for spelling in ("--api-ke", "--api_ke=sk-123", "--api-k"):
+        match = pinned.match(spelling)
+        assert match is not None and match.flag.name == "--api-key", spelling
+
+
+def test_ambiguous_prefix_selects_nothing(pinned: VllmRelease) -> None:
+    candidates = pinned.resolve_abbrev("--h")
+    assert {"--help", "--host", "--headless"} <= set(candidates)
+    assert pinned.match("--h") is None
+
+
+def test_no_form_of_a_boolean_flag_is_negated(pinned: VllmRelease) -> None:
+    match = pinned.match("--no-enable-prefix-cach")  # a prefix of the --no- form
+    assert match is not None
+    assert match.flag.name == "--enable-prefix-caching" and match.negated
+
+
+def test_dotted_sub_key_selects_the_json_flag(pinned: VllmRelease) -> None:
+    for spelling in ("--speculative-config.method", "--speculative_config.num_speculative_tokens=2",
+                     "-sc.method"):
+        match = pinned.match(spelling)
+        assert match is not None and match.flag.name == "--speculative-config", spelling
+        assert match.flag.json_keys
+    plain = pinned.flag("--max-model-len")
+    assert plain is not None and not plain.json_keys and plain.human_readable
+
+
+def test_optimization_shorthand_is_the_optimization_level(pinned: VllmRelease) -> None:
+    assert pinned.parser.optimization_shorthand == "--optimization-level"
+    match = pinned.match("-O3")
+    assert match is not None and match.flag.name == "--optimization-level"
+
+
+def test_rope_scaling_is_gone_from_the_pinned_release(pinned: VllmRelease) -> None:
+    assert pinned.flag("--rope-scaling") is None
+    assert pinned.match("--rope-scaling") is None
+    assert pinned.resolve_abbrev("--rope") == ()
+    assert load("0.10.2").flag("--rope-scaling") is not None  # it existed before the move to hf-overrides
+
+
+def test_parser_facts_come_from_flexible_argument_parser(pinned: VllmRelease) -> None:
+    facts = pinned.parser
+    assert facts.allow_abbrev and facts.underscore_to_dash and facts.equals_value
+    assert facts.dotted_json_keys and facts.list_append_suffix == "+"
+    assert facts.source == "vllm/utils/argparse_utils.py"
+
+
+# -- names --------------------------------------------------------------------------------------------
+
+def test_parser_names_of_the_pinned_release(pinned: VllmRelease) -> None:
+    assert "qwen3" in pinned.reasoning_parser_names
+    assert "qwen3_coder" in pinned.tool_parser_names
+    assert "qwen3_coder" not in pinned.reasoning_parser_names
+    assert "qwen3" not in pinned.tool_parser_names
+
+
+def test_metric_names_of_the_pinned_release(pinned: VllmRelease) -> None:
+    assert {"vllm:kv_cache_usage_perc", "vllm:num_requests_running"} <= pinned.metric_names
+    assert "vllm:gpu_cache_usage_perc" not in pinned.metric_names
+    assert pinned.metric("vllm:gpu_cache_usage_perc") is None
+    older = load("0.11.0").metrics["vllm:gpu_cache_usage_perc"]
+    assert older.hidden  # 0.11 still had it, behind --show-hidden-metrics-for-version
+
+
+def test_scraped_series_names_map_to_their_metric(pinned: VllmRelease) -> None:
+    counter = pinned.metric("vllm:prompt_tokens_total")
+    assert counter is not None and counter.name == "vllm:prompt_tokens" and counter.type == "counter"
+    histogram = pinned.metric("vllm:time_to_first_token_seconds_bucket")
+    assert histogram is not None and histogram.type == "histogram"
+    assert pinned.metric("vllm:num_requests_running_total") is None  # a gauge has no _total
+
+
+def test_env_names_follow_the_release(pinned: VllmRelease) -> None:
+    assert "VLLM_LOGGING_LEVEL" in pinned.env_vars
+    assert "VLLM_USE_V1" not in pinned.env_vars
+    assert "VLLM_USE_V1" in load("0.10.2").env_vars
+
+
+def test_speculative_methods_and_their_draft_model(pinned: VllmRelease) -> None:
+    methods = pinned.speculative_methods
+    assert methods["eagle"].needs_draft_model is True
+    assert methods["mtp"].needs_draft_model is False and methods["mtp"].draft == "target_model"
+    assert methods["qwen3_5_mtp"].alias_of == "mtp" and methods["qwen3_5_mtp"].needs_draft_model is False
+    assert methods["ngram"].needs_draft_model is False
+
+
+def test_quantization_minimum_capability(pinned: VllmRelease) -> None:
+    methods = pinned.quantization_methods
+    assert methods["awq_marlin"].min_capability == 75
+    assert methods["gptq_marlin"].min_capability == 75
+    assert methods["fp8"].min_capability == 75
+    assert "marlin" not in methods
+
+
+def test_attention_backend_compute_capability(pinned: VllmRelease) -> None:
+    flashinfer = pinned.attention_backends["FLASHINFER"]
+    assert flashinfer.supports_capability(7, 5) and not flashinfer.supports_capability(7, 0)
+    flash_attn = pinned.attention_backends["FLASH_ATTN"]
+    assert flash_attn.supports_capability(8, 0) and not flash_attn.supports_capability(7, 5)
+    assert flashinfer.kv_cache_dtypes is not None and "fp8" in flashinfer.kv_cache_dtypes
+
+
+# -- loading --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tag", ["v0.19.1", "v0.19.1-cu128", "0.19.1", "0.19.1+cu129"])
+def test_release_tag_selects_its_release(tag: str) -> None:
+    release, warning = release_for_tag(tag)
+    assert release.version == PINNED and warning is None
+
+
+@pytest.mark.parametrize("tag", ["v9.9.9", "latest", "v0.19", None])
+def test_unknown_tag_gives_newest_release_and_says_so(tag: str | None) -> None:
+    release, warning = release_for_tag(tag)
+    newest = known_versions()[-1]
+    assert release.version == newest
+    assert warning is not None and f"v{newest}" in warning
+    if tag:
+        assert tag in warning
+
+
+def test_load_reads_a_release_once_whatever_the_spelling() -> None:
+    assert load("v0.19.1") is load("0.19.1")
+
+
+def test_load_of_an_unknown_version_names_the_known_ones() -> None:
+    with pytest.raises(KeyError, match=PINNED):
+        load("0.0.1")
+
+
+def test_versions_are_ordered_numerically() -> None:
+    versions = known_versions()
+    assert PINNED in versions
+    assert list(versions) == sorted(versions, key=lambda v: tuple(int(p) for p in v.split(".")))
+
+
+# -- the committed files ------------------------------------------------------------------------------
+
+TOP_KEYS = {"attention_backends", "env_vars", "flags", "generator", "metrics", "parser", "positionals",
+            "quantization", "reasoning_parsers", "schema", "speculative", "tool_parsers", "unextracted",
+            "version", "wheel"}
+FLAG_KEYS = {"action", "aliases", "choices", "deprecated", "dest", "field", "group", "hidden",
+             "human_readable", "json", "nargs", "negations", "optional", "source", "takes_value", "type"}
+
+
+@pytest.mark.parametrize("version", known_versions())
+def test_committed_registry_has_the_expected_schema(version: str) -> None:
+    data = json.loads((RELEASES / f"v{version}.json").read_text(encoding="utf-8"))
+    assert set(data) == TOP_KEYS and data["schema"] == 1 and data["version"] == version
+    assert data["wheel"]["file"].startswith(f"vllm-{version}-")
+    owners: dict[str, str] = {}
+    for name, flag in data["flags"].items():
+        assert set(flag) == FLAG_KEYS, name
+        assert flag["type"] in {"bool", "int", "float", "str", "json"}, name
+        assert flag["json"] == (flag["type"] == "json" and flag["takes_value"]), name
+        assert flag["takes_value"] or flag["nargs"] == 0, name
+        assert bool(flag["negations"]) == (flag["action"] == "boolean_optional"), name
+        for option in (name, *flag["aliases"], *flag["negations"]):
+            assert option.startswith("-") and owners.setdefault(option, name) == name, option
+    for name, metric in data["metrics"].items():
+        assert name.startswith("vllm:") and metric["type"] in {"gauge", "counter", "histogram", None}
+    for section in ("tool_parsers", "reasoning_parsers"):
+        assert data[section] and all(path.startswith("vllm/") for path in data[section].values())
+    assert all(n.isupper() for n in data["env_vars"]["names"])
+    assert load(version).version == version
+
+
+# -- the generator, on a tiny wheel with vLLM's layout --------------------------------------------------
+
+def _generate(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    build_wheel(tmp_path, "9.9.9")
+    assert generate(["9.9.9", "--wheel-dir", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
+    target = tmp_path / "out" / "v9.9.9.json"
+    return target, json.loads(target.read_text(encoding="utf-8"))
+
+
+def test_generator_reads_flags_from_the_parser_building_code(tmp_path: Path) -> None:
+    _, data = _generate(tmp_path)
+    flags = {name: (f["aliases"], f["negations"], f["type"], f["nargs"], f["choices"], f["json"])
+             for name, f in data["flags"].items()}
+    assert flags == {
+        "--help": (["-h"], [], "bool", 0, None, False),
+        "--port": ([], [], "int", None, None, False),
+        "--api-key": ([], [], "str", "+", None, False),
+        "--uvicorn-log-level": ([], [], "str", None, ["debug", "info"], False),
+        "--allowed-origins": ([], [], "json", None, None, True),  # json.loads type, nargs deleted
+        "--max-model-len": ([], [], "int", None, None, False),
+        "--dtype": ([], [], "str", None, ["auto", "bfloat16", "half"], False),
+        "--enable-prefix-caching": ([], ["--no-enable-prefix-caching"], "bool", 0, None, False),
+        "--tensor-parallel-size": (["-tp"], [], "int", None, None, False),
+        "--speculative-config": (["-sc"], [], "json", None, None, True),
+        "--disable-log-stats": ([], [], "bool", 0, None, False),
+        "--enable-log-requests": ([], ["--no-enable-log-requests"], "bool", 0, None, False),
+        "--grpc": ([], [], "bool", 0, None, False),
+    }
+    assert data["flags"]["--max-model-len"]["human_readable"]
+    assert data["flags"]["--tensor-parallel-size"]["field"] == (
+        "vllm/config/parallel.py:ParallelConfig.tensor_parallel_size")
+    assert data["positionals"] == ["model_tag"]
+    parser = data["parser"]
+    assert parser["source"] == "vllm/utils/argparse_utils.py" and parser["allow_abbrev"]
+    assert parser["underscore_to_dash"] and parser["dotted_json_keys"] and parser["equals_value"]
+    assert parser["optimization_shorthand"] == "--optimization-level"
+
+
+def test_generator_reads_name_registries(tmp_path: Path) -> None:
+    _, data = _generate(tmp_path)
+    assert data["tool_parsers"] == {"hermes": "vllm/tool_parsers/__init__.py",
+                                    "qwen3_coder": "vllm/tool_parsers/__init__.py"}
+    assert data["reasoning_parsers"] == {"qwen3": "vllm/reasoning/qwen3_reasoning_parser.py",
+                                         "qwen3_alt": "vllm/reasoning/qwen3_reasoning_parser.py"}
+    quant = data["quantization"]["methods"]
+    assert quant["awq"] == {"config_class": "AWQConfig", "deprecated": True, "min_capability": 75,
+                            "source": "vllm/model_executor/layers/quantization/awq.py"}
+    assert quant["fp8"]["min_capability"] is None  # only the base's NotImplementedError: not guessed
+    assert "quantization: fp8 minimum capability not statically readable" in data["unextracted"]
+    backends = data["attention_backends"]["backends"]
+    assert backends["FLASH_ATTN"]["compute_capability"] == {"majors": None, "max": None, "min": [8, 0]}
+    assert backends["FLASH_ATTN"]["kv_cache_dtypes"] == ["auto", "float16", "bfloat16"]  # inherited
+    assert backends["FLASHINFER"]["compute_capability"] == {"majors": None, "max": [12, 1], "min": [7, 5]}
+    assert backends["CUSTOM"]["class"] is None
+    assert data["env_vars"]["names"] == ["VLLM_API_KEY", "VLLM_LOGGING_LEVEL"]
+
+
+def test_generator_reads_speculative_methods_and_metrics(tmp_path: Path) -> None:
+    _, data = _generate(tmp_path)
+    assert data["speculative"]["methods"] == {
+        "eagle": {"alias_of": None, "draft": None, "needs_draft_model": True},
+        "mtp": {"alias_of": None, "draft": "target_model", "needs_draft_model": False},
+        "ngram": {"alias_of": None, "draft": "none", "needs_draft_model": False},
+        "qwen3_5_mtp": {"alias_of": "mtp", "draft": "target_model", "needs_draft_model": False},
+    }
+    metrics = {name: (m["type"], m["hidden"]) for name, m in data["metrics"].items()}
+    assert metrics == {
+        "vllm:num_requests_running": ("gauge", False),
+        "vllm:gpu_cache_usage_perc": ("gauge", True),
+        "vllm:prompt_tokens": ("counter", False),
+        "vllm:time_to_first_token_seconds": ("histogram", False),
+        "vllm:cache_config_info": ("gauge", False),  # its name is a local variable
+    }
+
+
+def test_regenerating_gives_the_same_bytes_and_a_loadable_release(tmp_path: Path) -> None:
+    target, data = _generate(tmp_path)
+    first = target.read_bytes()
+    generate(["9.9.9", "--wheel-dir", str(tmp_path), "--out", str(tmp_path / "out")])
+    assert target.read_bytes() == first
+    release = release_from_json(data)
+    match = release.match("--tensor_parallel_size=2")
+    assert match is not None and match.flag.name == "--tensor-parallel-size"

@@ -1,0 +1,318 @@
+"""The vLLM release registry: what each supported vLLM release accepts and exports, as data.
+
+One JSON file per release in `releases/`, generated from that release's own wheel source by
+`tools/vllm_release/generate.py` (see its README). A file is read only when its version is asked
+for, and once: CLI start-up pays for the one release a stack uses.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+_RELEASES = resources.files("vllm_serving.engine") / "releases"
+_TAG_VERSION = re.compile(r"^v?(\d+(?:\.\d+){2,3}(?:\.post\d+)?)(?:$|[-+_])")
+_SERIES_SUFFIXES = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), "gauge": ("",)}
+_ANY_SERIES = ("", "_total", "_bucket", "_sum", "_count")  # a metric whose type is not static
+
+
+@dataclass(frozen=True)
+class ServeFlag:
+    """One `vllm serve` option as the release's argparse parser defines it."""
+
+    name: str  # the first long option string, e.g. --tensor-parallel-size
+    aliases: tuple[str, ...]  # other option strings, e.g. -tp
+    negations: tuple[str, ...]  # --no-X of a BooleanOptionalAction
+    action: str  # store, store_true, boolean_optional, append, help, custom:<Class>
+    value_type: str  # bool, int, float, str or json
+    takes_value: bool
+    nargs: int | str | None  # None: one value; "?", "+" or a count
+    choices: tuple[str | int | float, ...] | None
+    json_keys: bool  # accepts --flag.sub.key VALUE (FlexibleArgumentParser's dotted JSON keys)
+    human_readable: bool  # int accepting 1k / 2M suffixes
+    dest: str
+    deprecated: bool
+    hidden: bool  # help=SUPPRESS: internal, absent from --help
+    group: str | None  # the --help section (config class) it is listed under
+    source: str  # file inside the wheel whose add_argument call defines it
+    field: str | None  # file:Class.field the type was derived from
+
+    @property
+    def option_strings(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases, *self.negations)
+
+
+@dataclass(frozen=True)
+class FlagMatch:
+    """What a command-line option string selects: the flag, and whether it is the --no- form."""
+
+    flag: ServeFlag
+    option: str
+    negated: bool
+
+
+@dataclass(frozen=True)
+class ParserFacts:
+    """How the release's FlexibleArgumentParser rewrites argv before argparse parses it."""
+
+    allow_abbrev: bool
+    underscore_to_dash: bool  # --max_model_len == --max-model-len (the key, up to the first '.')
+    equals_value: bool  # --flag=value
+    dotted_json_keys: bool  # --speculative-config.method ngram
+    list_append_suffix: str | None  # --json-arg.key+ value appends to a list
+    optimization_shorthand: str | None  # what -O<level> is rewritten to
+    config_file_flag: str | None
+    source: str
+
+
+@dataclass(frozen=True)
+class SpeculativeMethod:
+    name: str
+    alias_of: str | None  # deprecated spellings vLLM rewrites (deepseek_mtp -> mtp)
+    needs_draft_model: bool | None  # None: not statically readable for this release
+    draft: str | None  # "target_model" (MTP reuses the served model) or "none" (no weights)
+
+
+@dataclass(frozen=True)
+class QuantizationMethod:
+    name: str
+    min_capability: int | None  # get_min_capability(), e.g. 75 for CC 7.5; None: not static
+    deprecated: bool
+    config_class: str | None
+    source: str | None
+
+
+@dataclass(frozen=True)
+class AttentionBackend:
+    name: str
+    class_path: str | None
+    capability_known: bool
+    min_capability: tuple[int, int] | None
+    max_capability: tuple[int, int] | None
+    majors: tuple[int, ...] | None
+    kv_cache_dtypes: tuple[str, ...] | None  # the class's list
+    kv_cache_dtypes_runtime: bool  # the backend also decides at run time (FA: fp8 with FA3 builds)
+    source: str | None
+
+    def supports_capability(self, major: int, minor: int) -> bool | None:
+        """Whether `supports_compute_capability` accepts this GPU; None when not static."""
+        if not self.capability_known:
+            return None
+        cc = (major, minor)
+        return ((self.min_capability is None or cc >= self.min_capability)
+                and (self.max_capability is None or cc <= self.max_capability)
+                and (self.majors is None or major in self.majors))
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    type: str | None  # gauge, counter, histogram; None when the release builds it indirectly
+    hidden: bool  # only with --show-hidden-metrics-for-version
+    source: str
+
+    @property
+    def series(self) -> tuple[str, ...]:
+        """The names Prometheus scrapes (counters gain _total, histograms _bucket/_sum/_count)."""
+        base = self.name.removesuffix("_total") if self.type == "counter" else self.name
+        suffixes = _SERIES_SUFFIXES[self.type] if self.type else _ANY_SERIES
+        return tuple(base + suffix for suffix in suffixes)
+
+
+@dataclass(frozen=True, eq=False)
+class VllmRelease:
+    version: str
+    wheel: str
+    parser: ParserFacts
+    flags: Mapping[str, ServeFlag]
+    tool_parsers: Mapping[str, str]  # name -> file registering it
+    reasoning_parsers: Mapping[str, str]
+    speculative_methods: Mapping[str, SpeculativeMethod]
+    quantization_methods: Mapping[str, QuantizationMethod]
+    attention_backends: Mapping[str, AttentionBackend]
+    env_vars: frozenset[str]
+    metrics: Mapping[str, Metric]
+    sources: Mapping[str, str | None]  # section -> file it was read from
+    unextracted: tuple[str, ...]  # facts the generator could not read for this release
+    _by_option: dict[str, ServeFlag] = field(init=False, repr=False)
+    _by_series: dict[str, Metric] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        by_option = {o: f for f in self.flags.values() for o in f.option_strings}
+        object.__setattr__(self, "_by_option", by_option)
+        series = {s: m for m in self.metrics.values() for s in (m.name, *m.series)}
+        object.__setattr__(self, "_by_series", series)
+
+    def __repr__(self) -> str:
+        return f"VllmRelease({self.tag})"
+
+    @property
+    def tag(self) -> str:
+        return f"v{self.version}"
+
+    def flag(self, option: str) -> ServeFlag | None:
+        """The flag an exact option string names: long name, alias (-tp) or --no- form."""
+        return self._by_option.get(option)
+
+    def resolve_abbrev(self, option: str) -> tuple[str, ...]:
+        """The option strings argparse would consider for `option` (CPython `_parse_optional`):
+        an exact match alone; else, for `--x`, every long option starting with it (when the
+        parser allows abbreviations); for `-x`, options equal to its first two characters or
+        starting with it. Exactly one result means argparse selects it; several is an error."""
+        by_option = self._by_option
+        head = option.split("=", 1)[0]
+        if option in by_option or head in by_option:
+            return (option if option in by_option else head,)
+        if option.startswith("--"):
+            if not self.parser.allow_abbrev:
+                return ()
+            return tuple(sorted(o for o in by_option if o.startswith(head)))
+        if option.startswith("-") and len(option) > 1:
+            return tuple(sorted(o for o in by_option if o == option[:2] or o.startswith(option)))
+        return ()
+
+    def match(self, option: str) -> FlagMatch | None:
+        """What one argv option selects after FlexibleArgumentParser's rewriting: underscores to
+        dashes, `=value` and `.sub.key` dropped, aliases, --no- forms and unique prefixes."""
+        key = self.normalise(option).split("=", 1)[0]
+        if key.startswith("-") and "." in key:
+            key = key.split(".", 1)[0]
+        found = self.resolve_abbrev(key)
+        if len(found) != 1:
+            return None
+        selected = self.flag(found[0])
+        assert selected is not None
+        return FlagMatch(selected, found[0], found[0] in selected.negations)
+
+    def normalise(self, option: str) -> str:
+        """FlexibleArgumentParser's rewrite of a long option: `_` to `-` in its name (up to the
+        first '.' and before any '=')."""
+        if not (option.startswith("--") and self.parser.underscore_to_dash):
+            return option
+        key, sep, value = option.partition("=")
+        name, dot, rest = key[2:].partition(".")
+        return f"--{name.replace('_', '-')}{dot}{rest}{sep}{value}"
+
+    @property
+    def tool_parser_names(self) -> frozenset[str]:
+        return frozenset(self.tool_parsers)
+
+    @property
+    def reasoning_parser_names(self) -> frozenset[str]:
+        return frozenset(self.reasoning_parsers)
+
+    @property
+    def metric_names(self) -> frozenset[str]:
+        return frozenset(self.metrics)
+
+    def metric(self, series: str) -> Metric | None:
+        """The metric behind a scraped series name (`vllm:prompt_tokens_total` -> prompt_tokens)."""
+        return self._by_series.get(series)
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version))
+
+
+@cache
+def known_versions() -> tuple[str, ...]:
+    """Versions with a registry file, oldest first."""
+    names = [p.name for p in _RELEASES.iterdir() if p.name.startswith("v") and p.name.endswith(".json")]
+    return tuple(sorted((n[1:-5] for n in names), key=_version_key))
+
+
+def load(version: str) -> VllmRelease:
+    """The registry of one release (`0.19.1` or `v0.19.1`), read on first use."""
+    return _load(version.removeprefix("v"))
+
+
+@cache
+def _load(version: str) -> VllmRelease:
+    if version not in known_versions():
+        raise KeyError(f"no vLLM release registry for {version!r}; known: {', '.join(known_versions())}")
+    data = json.loads((_RELEASES / f"v{version}.json").read_text(encoding="utf-8"))
+    return release_from_json(data)
+
+
+def release_for_tag(tag: str | None) -> tuple[VllmRelease, str | None]:
+    """The release an image tag (`v0.19.1`, `v0.19.1-cu128`, `0.19.1`) runs, and a warning when
+    the tag names no known release (then the newest known release stands in)."""
+    found = _TAG_VERSION.match(tag) if tag else None
+    if found and found.group(1) in known_versions():
+        return load(found.group(1)), None
+    newest = known_versions()[-1]
+    what = f"image tag {tag!r}" if tag else "no image tag"
+    return load(newest), (
+        f"{what} names no vLLM release this project has data for "
+        f"(known: {', '.join('v' + v for v in known_versions())}); checking against v{newest}, "
+        "the newest known. Pin a known release tag, or add its registry with "
+        "tools/vllm_release/generate.py"
+    )
+
+
+def release_from_json(data: dict[str, Any]) -> VllmRelease:
+    """A release from the generator's JSON document."""
+    parser = data["parser"]
+    backends = data["attention_backends"]
+    return VllmRelease(
+        version=data["version"],
+        wheel=data["wheel"]["file"],
+        parser=ParserFacts(
+            allow_abbrev=parser["allow_abbrev"], underscore_to_dash=parser["underscore_to_dash"],
+            equals_value=parser["equals_value"], dotted_json_keys=parser["dotted_json_keys"],
+            list_append_suffix=parser["list_append_suffix"],
+            optimization_shorthand=parser["optimization_shorthand"],
+            config_file_flag=parser["config_file_flag"], source=parser["source"],
+        ),
+        flags={name: _flag(name, f) for name, f in data["flags"].items()},
+        tool_parsers=data["tool_parsers"],
+        reasoning_parsers=data["reasoning_parsers"],
+        speculative_methods={
+            n: SpeculativeMethod(n, m["alias_of"], m["needs_draft_model"], m["draft"])
+            for n, m in data["speculative"]["methods"].items()
+        },
+        quantization_methods={
+            n: QuantizationMethod(n, q["min_capability"], q["deprecated"], q["config_class"], q["source"])
+            for n, q in data["quantization"]["methods"].items()
+        },
+        attention_backends={n: _backend(n, b) for n, b in backends["backends"].items()},
+        env_vars=frozenset(data["env_vars"]["names"]),
+        metrics={n: Metric(n, m["type"], m["hidden"], m["source"]) for n, m in data["metrics"].items()},
+        sources={
+            "parser": parser["source"], "speculative": data["speculative"]["source"],
+            "quantization": data["quantization"]["source"], "attention_backends": backends["source"],
+            "env_vars": data["env_vars"]["source"],
+        },
+        unextracted=tuple(data["unextracted"]),
+    )
+
+
+def _flag(name: str, f: dict[str, Any]) -> ServeFlag:
+    return ServeFlag(
+        name=name, aliases=tuple(f["aliases"]), negations=tuple(f["negations"]), action=f["action"],
+        value_type=f["type"], takes_value=f["takes_value"], nargs=f["nargs"],
+        choices=tuple(f["choices"]) if f["choices"] is not None else None, json_keys=f["json"],
+        human_readable=f["human_readable"], dest=f["dest"], deprecated=f["deprecated"],
+        hidden=f["hidden"], group=f["group"], source=f["source"], field=f["field"],
+    )
+
+
+def _backend(name: str, b: dict[str, Any]) -> AttentionBackend:
+    cc = b["compute_capability"]
+
+    def pair(key: str) -> tuple[int, int] | None:
+        return (cc[key][0], cc[key][1]) if cc and cc[key] else None
+
+    return AttentionBackend(
+        name=name, class_path=b["class"], capability_known=cc is not None,
+        min_capability=pair("min"), max_capability=pair("max"),
+        majors=tuple(cc["majors"]) if cc and cc["majors"] else None,
+        kv_cache_dtypes=tuple(b["kv_cache_dtypes"]) if b["kv_cache_dtypes"] is not None else None,
+        kv_cache_dtypes_runtime=b["kv_cache_dtypes_runtime"],
+        source=b["source"],
+    )
