@@ -22,6 +22,11 @@ pytest: env
 typecheck: env
 	$(UV) run --frozen mypy
 
+## make test-docker: the shipped stacks' containers on a real Docker engine, with a stand-in vLLM
+## image built locally (nothing pulled); skips with the reason when no engine is reachable
+test-docker: env
+	$(UV) run --frozen pytest -q -m docker_engine tests/docker_engine
+
 ## make lint: ruff, and the import contracts (layers one way, no Pulumi in the core, no cycles)
 lint: env
 	$(UV) run --frozen ruff check .
@@ -41,3 +46,10 @@ clean:
 ## make bench: start-up time of the CLI and of each backend's import path
 bench: env
 	$(UV) run --frozen python benchmarks/startup.py
+
+## make mutation: mutation testing (mutmut) of the rules and the capacity planner against the fast
+## tests ([tool.mutmut] in pyproject.toml); prints the score, then the surviving mutants
+.PHONY: mutation
+mutation: env
+	$(UV) run --frozen mutmut run --max-children 2
+	$(UV) run --frozen mutmut results

@@ -1,13 +1,17 @@
-"""docs/rules.md has one row per rule, identical to the rule table (regenerate: see the doc)."""
+"""docs/rules.md has one row per rule, identical to the rule table (regenerate: see the doc), and
+the docs' client examples switch thinking the way vLLM reads it."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from vllm_serving.rules import RULES
 from vllm_serving.rules.docs import rules_table, table_in
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "rules.md"
+FENCED = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 
 
 def test_doc_table_matches_rules() -> None:
@@ -20,3 +24,15 @@ def test_one_row_per_rule() -> None:
     assert [row.split("`")[1] for row in rows] == [rule.code for rule in RULES]
     for row, rule in zip(rows, RULES, strict=True):
         assert f"| {rule.severity.value} |" in row
+
+
+def test_doc_cites_nothing_outside_the_repository() -> None:
+    assert "vllm-facts" not in DOC.read_text(encoding="utf-8")
+
+
+def test_client_examples_switch_thinking_with_the_chat_template() -> None:
+    """Qwen3's template reads chat_template_kwargs.enable_thinking; vLLM ignores a `thinking` field."""
+    blocks = [b for p in (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+              for b in FENCED.findall(p.read_text(encoding="utf-8"))]
+    assert [b for b in blocks if re.search(r'"thinking"\s*:', b)] == []
+    assert any('"chat_template_kwargs": {"enable_thinking": false}' in b for b in blocks)

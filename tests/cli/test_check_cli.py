@@ -22,7 +22,7 @@ def test_all_stacks_clean_of_errors(project: Path, capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     assert out.index("== a100 ==") < out.index("== v100 ==")
     assert "ERROR" not in out
-    assert "WARNING image-volta-unverified vllm-serving:image.tag: " in out
+    assert "WARNING hybrid-triton-below-cc80 vllm-serving:hardware.gpu: " in out
     assert "WARNING api-open-on-network vllm-serving:network.bindAddress: " in out
     assert "2 stack(s): 0 error(s), 6 warning(s)" in out
 

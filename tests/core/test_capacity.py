@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,32 @@ def test_config_json_matches_catalog_layout() -> None:
                                   available_kv_gib=40))
     assert ours.kv_cache_tokens == catalog.kv_cache_tokens
     assert ours.max_concurrency == catalog.max_concurrency
+
+
+def test_prefix_caching_defaults_to_vllms_choice_for_the_model(qwen3_4b: ModelArchitecture) -> None:
+    """Unset, vLLM turns prefix caching on for attention-only models and off for hybrids;
+    turned on, a hybrid's linear-attention groups keep 2 state blocks per request ("align")."""
+    dense = plan(CapacityInputs(model=qwen3_4b, gpu=GPUS["L4"], available_kv_gib=10))
+    assert dense.enable_prefix_caching and dense.mamba_cache_mode == "none"
+    hybrid = CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["A100-80GB"], tp=4, available_kv_gib=40,
+                            max_model_len=32768)
+    off = plan(hybrid)
+    on = plan(hybrid.model_copy(update={"enable_prefix_caching": True}))
+    assert (off.enable_prefix_caching, off.mamba_cache_mode) == (False, "none")
+    assert (on.enable_prefix_caching, on.mamba_cache_mode) == (True, "align")
+    attention_blocks = math.ceil(32768 / off.block_size)
+    assert off.blocks_per_request == attention_blocks + 3 * 1  # 3 linear-attention groups
+    assert on.blocks_per_request == attention_blocks + 3 * 2
+    assert on.block_size == off.block_size and on.max_concurrency < off.max_concurrency
+
+
+def test_mtp_tokens_grow_the_conv_state_and_the_block(a100: StackSettings) -> None:
+    """a100 (TP 4, FP8 KV, MTP 4): the conv state keeps 3 + 4 rows, which takes the attention
+    block from 1568 to 1616 tokens; each of 3 linear groups holds 2 + 4 blocks per request."""
+    with_mtp = plan_capacity(spec_of(a100))
+    without = plan_capacity(spec_of(edit(a100, engine={"speculative_config": None})))
+    assert (with_mtp.num_speculative_tokens, with_mtp.block_size, without.block_size) == (4, 1616, 1568)
+    conv_row = 10240 // 4 * 2  # conv channels per GPU x bf16
+    assert with_mtp.linear_state_bytes_per_seq_per_gpu - without.linear_state_bytes_per_seq_per_gpu == 48 * 4 * conv_row
+    assert with_mtp.blocks_per_request == math.ceil(262144 / 1616) + 3 * (2 + 4)
+    assert without.blocks_per_request == math.ceil(262144 / 1568) + 3 * 2

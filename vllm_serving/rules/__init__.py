@@ -9,17 +9,32 @@ from __future__ import annotations
 from vllm_serving.findings import ConfigError, Finding, Severity
 from vllm_serving.release.promotion import promotion_findings
 from vllm_serving.render.kubernetes.objects import kubernetes_objects
-from vllm_serving.rules import capacity_rules, container, engine_flags, image, parallelism, precision
+from vllm_serving.rules import (
+    capacity_rules,
+    container,
+    engine_flags,
+    extra_args,
+    image,
+    parallelism,
+    precision,
+    quantization,
+    scheduler,
+    speculative,
+)
 from vllm_serving.rules.base import Context, Rule
 from vllm_serving.spec import ServingSpec
 
 RULES: tuple[Rule, ...] = (
     *precision.RULES,
+    *quantization.RULES,
     *parallelism.RULES,
     *capacity_rules.RULES,
+    *scheduler.RULES,
+    *speculative.RULES,
     *engine_flags.RULES,
     *image.RULES,
     *container.RULES,
+    *extra_args.RULES,
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 assert len(RULES_BY_CODE) == len(RULES), "rule codes must be unique"

@@ -2,7 +2,8 @@
 
 A predicate returns None when the stack passes, or the facts (a mapping) that fill the
 message and fix templates when it trips. Predicates read a `Context`: the resolved spec plus
-the derived facts several rules share (compute dtype, quantization, capacity plan, version).
+the derived facts several rules share (compute dtype, quantization, capacity plan, the vLLM
+release the image runs).
 """
 
 from __future__ import annotations
@@ -11,13 +12,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from vllm_serving.findings import Finding, Severity
+from vllm_serving.engine.release_registry import VllmRelease, release_for_tag
+from vllm_serving.findings import Finding, Severity, config_key
 from vllm_serving.planner.capacity import CapacityPlan, compute_dtype, parse_vllm_version, plan_capacity
 from vllm_serving.settings import EngineSettings
 from vllm_serving.spec import ServingSpec
 
 Facts = Mapping[str, object]
 FP8_KV = ("fp8", "fp8_e4m3", "fp8_e5m2")
+KEY = "key"
+"""A fact naming the config key that caused a finding when it is not the rule's own key."""
 
 
 class Context:
@@ -52,6 +56,11 @@ class Context:
         return self.engine.quantization or self.model.quantization
 
     @property
+    def quantization_key(self) -> str:
+        """The key behind `quantization`: the forced flag, else the checkpoint (the model)."""
+        return config_key("engine", "quantization") if self.engine.quantization else config_key("model", "name")
+
+    @property
     def fp8_weights(self) -> bool:
         return self.model.is_fp8 or self.engine.quantization == "fp8"
 
@@ -59,13 +68,58 @@ class Context:
     def fp8_kv(self) -> bool:
         return self.engine.kv_cache_dtype in FP8_KV
 
+    @property
+    def hybrid(self) -> bool:
+        """Linear-attention (Gated DeltaNet) layers beside attention: vLLM's `is_hybrid`."""
+        return self.model.linear_attention is not None
+
     @cached_property
     def vllm_version(self) -> tuple[int, int, int] | None:
         return parse_vllm_version(self.settings.image.tag)
 
     @cached_property
+    def _release(self) -> tuple[VllmRelease, str | None]:
+        return release_for_tag(self.settings.image.tag)
+
+    @property
+    def release(self) -> VllmRelease:
+        """The registry of the image's vLLM release; the newest known one for an unknown tag."""
+        return self._release[0]
+
+    @property
+    def release_unknown(self) -> bool:
+        return self._release[1] is not None
+
+    @cached_property
     def plan(self) -> CapacityPlan:
         return plan_capacity(self.spec)
+
+    def extra_switch(self, flag: str) -> bool | None:
+        """What extraArgs set a boolean flag to (`--flag` true, `--no-flag` false; the last one
+        wins, as in argparse), matched the way the release's parser matches; None when unset."""
+        value = None
+        for arg in self.engine.extra_args:
+            found = self.release.match(arg)
+            if found is not None and found.flag.name == flag:
+                value = not found.negated
+        return value
+
+    def extra_values(self, flag: str) -> list[tuple[str, str]]:
+        """Each (option, value) extraArgs give `flag`: `--flag=v`, `--flag v`, `--flag.sub.key v`
+        (the option keeps a dotted JSON key); the value is empty when nothing follows."""
+        args = (*self.engine.extra_args, "")
+        values = []
+        for arg, following in zip(args, args[1:], strict=False):
+            found = self.release.match(arg)
+            if found is not None and found.flag.name == flag:
+                option, eq, inline = arg.partition("=")
+                values.append((option, inline if eq else following))
+        return values
+
+    @property
+    def chunked_prefill(self) -> bool:
+        """vLLM's default for generative models is on; only extraArgs can turn it off."""
+        return self.extra_switch("--enable-chunked-prefill") is not False
 
 
 Predicate = Callable[[Context], Facts | None]
@@ -79,7 +133,9 @@ class Rule:
     """Stable kebab-case identifier, e.g. `dtype-bf16-unsupported`."""
     severity: Severity
     key: str
-    """Full config key the finding names, from `findings.config_key`."""
+    """Full config key the finding names, from `findings.config_key`; a predicate may name
+    another in its facts (`key`) when the stack's cause is elsewhere (a forced
+    `engine.quantization` rather than the checkpoint behind `model.name`)."""
     message: str
     """What is wrong; a `str.format` template over the predicate's facts."""
     fix: str
@@ -89,12 +145,13 @@ class Rule:
     why: str
     """What happens otherwise."""
     source: str
-    """Where the fact comes from (vllm-facts.md section, vLLM source or issue)."""
+    """Where the fact comes from: the vLLM v0.19.1 source file and function (paths under
+    `vllm/` of the wheel), or this project's own files."""
     test: Predicate
 
     def finding(self, facts: Facts) -> Finding:
-        return Finding(self.code, self.severity, self.key,
-                       self.message.format(**facts), self.fix.format(**facts))
+        key = str(facts.get(KEY, self.key))
+        return Finding(self.code, self.severity, key, self.message.format(**facts), self.fix.format(**facts))
 
     def run(self, ctx: Context) -> Finding | None:
         facts = self.test(ctx)

@@ -44,8 +44,10 @@ RULES: tuple[Rule, ...] = (
          "raise engine.tensorParallelSize (more GPUs), use a quantized checkpoint, or raise "
          "engine.gpuMemoryUtilization",
          "Weights per GPU plus activation and non-torch overheads fit memory x utilization.",
-         "vLLM loads the weights, profiles, finds no memory for the KV cache and exits.",
-         "capacity planner; vllm/v1/worker/gpu_worker.py determine_available_memory", _weights),
+         "vLLM loads the weights, profiles, finds no memory for the KV cache and exits (\"No available "
+         "memory for the cache blocks\").",
+         "vllm_serving/planner/capacity.py; vllm/v1/worker/gpu_worker.py Worker.determine_available_memory; "
+         "vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory", _weights),
     Rule("kv-cache-too-small", Severity.ERROR, config_key("engine", "maxModelLen"),
          "the KV cache (~{kv} GiB per GPU, ~{tokens} tokens) cannot hold one request of "
          "maxModelLen {len} tokens",
@@ -54,13 +56,14 @@ RULES: tuple[Rule, ...] = (
          "The KV cache holds at least one full maxModelLen request.",
          "vLLM refuses to start: \"... is larger than the maximum number of tokens that can be "
          "stored in KV cache\".",
-         "capacity planner; vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory", _kv),
+         "vllm_serving/planner/kv_sizing.py; vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory", _kv),
     Rule("gpu-memory-utilization-high", Severity.WARNING, UTIL,
          "gpuMemoryUtilization {util} leaves under 5% of each GPU for CUDA graphs, NCCL and "
          "other processes",
          "keep it at 0.95 or below unless startup logs show the headroom is enough",
          "gpuMemoryUtilization above 0.95 (values outside (0, 1] are config errors).",
-         "Before v0.21 CUDA graphs are captured outside the budget; too little headroom OOMs at "
-         "capture or under load.",
-         "vllm-facts.md, How vLLM sizes the KV cache", _high),
+         "v0.19.1 captures CUDA graphs after sizing the KV cache, outside the budget; too little "
+         "headroom OOMs at capture or under load.",
+         "vllm/envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (off in v0.19.1); "
+         "vllm/v1/worker/gpu_worker.py Worker.determine_available_memory", _high),
 )

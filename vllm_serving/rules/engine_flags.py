@@ -1,49 +1,43 @@
-"""Engine flags and environment: speculative decoding, parsers, env vars, remote code."""
+"""Engine flags and environment: parsers, env vars, remote code.
+
+Parser and variable names are checked against the registries of the image's release
+(`engine/release_registry.py`); which model family a parser fits is this project's knowledge
+(`engine/names.py`).
+"""
 
 from __future__ import annotations
 
-from vllm_serving.engine.names import (
-    KNOWN_ENV,
-    KNOWN_ENV_PREFIXES,
-    NATIVE_ARCHITECTURES,
-    OBSOLETE_ENV,
-    REASONING_PARSERS,
-    TOOL_PARSERS,
-)
+from collections.abc import Collection, Mapping
+
+from vllm_serving.engine.names import NATIVE_ARCHITECTURES, OBSOLETE_ENV, REASONING_PARSER_FAMILY, TOOL_PARSER_FAMILY
 from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import Context, Facts, Rule
 
-SPEC = config_key("engine", "speculativeConfig")
 TOOL = config_key("engine", "toolCallParser")
 REASONING = config_key("engine", "reasoningParser")
 ENV = config_key("engine", "env")
-MAX_SPECULATIVE_TOKENS = 3
+# Inside the container the GPUs Docker (hardware.deviceIds) or Kubernetes hands over are
+# numbered from 0; a host index here selects a GPU the container does not have.
+GPU_SELECTION_ENV = "CUDA_VISIBLE_DEVICES"
+API_SERVER_SRC = "vllm/entrypoints/openai/api_server.py validate_api_server_args"
 
 
-def _method(ctx: Context) -> str | None:
-    spec = ctx.engine.speculative_config
-    return None if spec is None else spec.method
+def _fitting(families: Mapping[str, str | None], names: Collection[str], family: str) -> str:
+    fits = sorted(name for name in names if families.get(name) == family)
+    return ", ".join(fits) if fits else "see vLLM's docs for this model"
 
 
-def _mtp_without_layers(ctx: Context) -> Facts | None:
-    method = _method(ctx)
-    if method is not None and method.endswith("mtp") and ctx.model.mtp_layers == 0:
-        return {"method": method, "arch": ctx.model.architecture}
-    return None
+def _tool_fits(ctx: Context) -> str:
+    return _fitting(TOOL_PARSER_FAMILY, ctx.release.tool_parsers, ctx.model.family)
 
 
-def _deprecated_method(ctx: Context) -> Facts | None:
-    method = _method(ctx)
-    if method is not None and method != "mtp" and method.endswith("_mtp"):
-        return {"method": method}
-    return None
+def _reasoning_fits(ctx: Context) -> str:
+    return _fitting(REASONING_PARSER_FAMILY, ctx.release.reasoning_parsers, ctx.model.family)
 
 
-def _many_tokens(ctx: Context) -> Facts | None:
-    spec = ctx.engine.speculative_config
-    if spec is not None and spec.num_speculative_tokens > MAX_SPECULATIVE_TOKENS:
-        return {"n": spec.num_speculative_tokens, "layers": ctx.model.mtp_layers}
-    return None
+def _plugin(ctx: Context, flag: str) -> bool:
+    """A parser plugin may register names the release does not have."""
+    return bool(ctx.extra_values(flag))
 
 
 def _parser_without_auto(ctx: Context) -> Facts | None:
@@ -55,43 +49,41 @@ def _parser_without_auto(ctx: Context) -> Facts | None:
 
 def _auto_without_parser(ctx: Context) -> Facts | None:
     if ctx.engine.enable_auto_tool_choice and ctx.engine.tool_call_parser is None:
-        return {"fits": _fitting(TOOL_PARSERS, ctx.model.family)}
+        return {"fits": _tool_fits(ctx)}
     return None
 
 
 def _unknown_tool(ctx: Context) -> Facts | None:
     parser = ctx.engine.tool_call_parser
-    if parser is not None and parser not in TOOL_PARSERS:
-        return {"parser": parser, "fits": _fitting(TOOL_PARSERS, ctx.model.family)}
-    return None
+    # Without auto tool choice vLLM never loads the parser, so any name starts.
+    if parser is None or not ctx.engine.enable_auto_tool_choice or parser in ctx.release.tool_parsers:
+        return None
+    if _plugin(ctx, "--tool-parser-plugin"):
+        return None
+    return {"parser": parser, "version": ctx.release.tag, "fits": _tool_fits(ctx)}
 
 
 def _unknown_reasoning(ctx: Context) -> Facts | None:
     parser = ctx.engine.reasoning_parser
-    if parser is not None and parser not in REASONING_PARSERS:
-        return {"parser": parser, "fits": _fitting(REASONING_PARSERS, ctx.model.family)}
-    return None
+    if parser is None or parser in ctx.release.reasoning_parsers or _plugin(ctx, "--reasoning-parser-plugin"):
+        return None
+    return {"parser": parser, "version": ctx.release.tag, "fits": _reasoning_fits(ctx)}
 
 
-def _fitting(table: dict[str, str | None] | dict[str, str], family: str) -> str:
-    names = sorted(name for name, fam in table.items() if fam == family)
-    return ", ".join(names) if names else "see vLLM's docs for this model"
-
-
-def _other_family(table: dict[str, str | None] | dict[str, str], parser: str | None,
-                  family: str) -> Facts | None:
-    owner = table.get(parser or "")
+def _other_family(families: Mapping[str, str | None], parser: str | None, family: str, fits: str) -> Facts | None:
+    owner = families.get(parser) if parser else None
     if parser is not None and owner is not None and owner != family:
-        return {"parser": parser, "owner": owner, "family": family, "fits": _fitting(table, family)}
+        return {"parser": parser, "owner": owner, "family": family, "fits": fits}
     return None
 
 
 def _reasoning_family(ctx: Context) -> Facts | None:
-    return _other_family(REASONING_PARSERS, ctx.engine.reasoning_parser, ctx.model.family)
+    return _other_family(REASONING_PARSER_FAMILY, ctx.engine.reasoning_parser, ctx.model.family,
+                         _reasoning_fits(ctx))
 
 
 def _tool_family(ctx: Context) -> Facts | None:
-    return _other_family(TOOL_PARSERS, ctx.engine.tool_call_parser, ctx.model.family)
+    return _other_family(TOOL_PARSER_FAMILY, ctx.engine.tool_call_parser, ctx.model.family, _tool_fits(ctx))
 
 
 def _obsolete_env(ctx: Context) -> Facts | None:
@@ -104,10 +96,13 @@ def _obsolete_env(ctx: Context) -> Facts | None:
 def _unknown_env(ctx: Context) -> Facts | None:
     names = sorted(
         name for name in ctx.engine.env
-        if name.startswith("VLLM_") and name not in OBSOLETE_ENV and name not in KNOWN_ENV
-        and not name.startswith(KNOWN_ENV_PREFIXES)
+        if name.startswith("VLLM_") and name not in OBSOLETE_ENV and name not in ctx.release.env_vars
     )
-    return {"names": ", ".join(names)} if names else None
+    return {"names": ", ".join(names), "version": ctx.release.tag} if names else None
+
+
+def _gpu_selection_env(ctx: Context) -> Facts | None:
+    return {"name": GPU_SELECTION_ENV} if GPU_SELECTION_ENV in ctx.engine.env else None
 
 
 def _remote_code(ctx: Context) -> Facts | None:
@@ -118,74 +113,69 @@ def _remote_code(ctx: Context) -> Facts | None:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("speculative-mtp-unsupported", Severity.ERROR, SPEC,
-         "speculative method {method} needs multi-token-prediction layers; {arch} has none",
-         "use method ngram or an EAGLE draft model, or remove engine.speculativeConfig",
-         "`mtp` speculative decoding only for models with MTP layers.",
-         "vLLM finds no MTP weights to build the draft from and fails to load it.",
-         "vllm-facts.md, Qwen3.5-27B; vllm/config/speculative.py", _mtp_without_layers),
-    Rule("speculative-method-deprecated", Severity.WARNING, SPEC,
-         "speculative method {method} is deprecated",
-         "set engine.speculativeConfig.method: mtp",
-         "Per-model MTP method names (qwen3_next_mtp, qwen3_5_mtp, deepseek_mtp, ...).",
-         "They were merged into `mtp` (vllm#25232) and log a deprecation; they may be removed.",
-         "vllm-facts.md, Qwen3.5-27B; vllm#25232", _deprecated_method),
-    Rule("speculative-tokens-many", Severity.WARNING, SPEC,
-         "{n} speculative tokens from a model with {layers} MTP layer(s)",
-         "use numSpeculativeTokens 1-3 unless measured acceptance rates justify more",
-         f"numSpeculativeTokens above {MAX_SPECULATIVE_TOKENS}.",
-         "Beyond the MTP layers vLLM reuses them; acceptance drops and each rejected token "
-         "costs compute (vLLM warns).",
-         "vllm-facts.md, Qwen3.5-27B", _many_tokens),
-    Rule("tool-parser-without-auto-choice", Severity.ERROR, TOOL,
-         "toolCallParser {parser} is set but enableAutoToolChoice is off",
+    Rule("tool-parser-without-auto-choice", Severity.WARNING, TOOL,
+         "toolCallParser {parser} is set but enableAutoToolChoice is off, so vLLM never loads it",
          "set engine.enableAutoToolChoice: true (or remove toolCallParser)",
          "A tool-call parser without auto tool choice.",
-         "Requests with tool_choice auto are rejected (400), so clients get no tool_calls "
-         "(the seed's troubleshooting table).",
-         "seed troubleshooting table; vllm/entrypoints/openai/cli_args.py", _parser_without_auto),
+         "vLLM starts, ignores the parser, and answers tool_choice auto with 400 (\"auto\" tool choice "
+         "requires --enable-auto-tool-choice and --tool-call-parser); clients get no tool_calls.",
+         "vllm/parser/parser_manager.py ParserManager.get_tool_parser; "
+         "vllm/entrypoints/serve/render/serving.py (tool_choice validation)", _parser_without_auto),
     Rule("auto-tool-choice-without-parser", Severity.ERROR, TOOL,
          "enableAutoToolChoice is on but no toolCallParser is set",
          "set engine.toolCallParser, for this model: {fits}",
          "Auto tool choice with no tool-call parser.",
          "vLLM exits: \"--enable-auto-tool-choice requires --tool-call-parser\".",
          "vllm/entrypoints/openai/cli_args.py validate_parsed_serve_args", _auto_without_parser),
-    Rule("tool-parser-unknown", Severity.WARNING, TOOL,
-         "toolCallParser {parser} is not a vLLM tool-call parser",
-         "use one vLLM registers, for this model: {fits}",
-         "The tool-call parser name exists in vLLM (v0.19 registry).",
-         "vLLM exits at startup with \"invalid tool call parser\"; a warning since the list may lag.",
-         "vllm/tool_parsers/__init__.py", _unknown_tool),
-    Rule("reasoning-parser-unknown", Severity.WARNING, REASONING,
-         "reasoningParser {parser} is not a vLLM reasoning parser",
-         "use one vLLM registers, for this model: {fits}",
-         "The reasoning parser name exists in vLLM (v0.19 registry).",
-         "vLLM exits at startup naming the valid parsers; a warning since the list may lag.",
-         "vllm/reasoning/__init__.py", _unknown_reasoning),
+    Rule("tool-parser-unknown", Severity.ERROR, TOOL,
+         "toolCallParser {parser} is not a tool-call parser of vLLM {version}",
+         "use one the release registers, for this model: {fits} (or load it with --tool-parser-plugin)",
+         "With auto tool choice, the tool-call parser is one the release registers (a "
+         "--tool-parser-plugin in extraArgs may add names).",
+         "vLLM exits at startup: \"invalid tool call parser: ... (chose from {...})\".",
+         f"{API_SERVER_SRC}; vllm/tool_parsers/__init__.py _TOOL_PARSERS_TO_REGISTER", _unknown_tool),
+    Rule("reasoning-parser-unknown", Severity.ERROR, REASONING,
+         "reasoningParser {parser} is not a reasoning parser of vLLM {version}",
+         "use one the release registers, for this model: {fits} (or load it with --reasoning-parser-plugin)",
+         "The reasoning parser is one the release registers (a --reasoning-parser-plugin in extraArgs "
+         "may add names).",
+         "vLLM exits at startup: \"invalid reasoning parser: ... (chose from {...})\".",
+         f"{API_SERVER_SRC}; vllm/reasoning/__init__.py _REASONING_PARSERS_TO_REGISTER", _unknown_reasoning),
     Rule("reasoning-parser-other-family", Severity.WARNING, REASONING,
          "reasoningParser {parser} is for {owner} models; this is a {family} model",
          "use {fits}",
          "The reasoning parser matches the model family.",
          "A parser for other markup leaves thinking in `content` or swallows the answer.",
-         "vllm-facts.md, Qwen3.5-27B (parsers)", _reasoning_family),
+         "vllm_serving/engine/names.py REASONING_PARSER_FAMILY (one parser module per family in vllm/reasoning/)",
+         _reasoning_family),
     Rule("tool-parser-other-family", Severity.WARNING, TOOL,
          "toolCallParser {parser} is for {owner} models; this is a {family} model",
          "use {fits}",
-         "The tool-call parser matches the model family (hermes/pythonic fit many).",
+         "The tool-call parser matches the model family (hermes/pythonic/xlam fit many).",
          "The parser does not recognise the model's tool-call markup: no tool_calls.",
-         "vllm-facts.md, Qwen3.5-27B (parsers)", _tool_family),
+         "vllm_serving/engine/names.py TOOL_PARSER_FAMILY (one parser module per family in vllm/tool_parsers/)",
+         _tool_family),
     Rule("env-obsolete", Severity.WARNING, ENV,
          "engine.env sets {names}, which vLLM no longer reads",
          "{fixes}",
          "Obsolete vLLM environment variables (VLLM_USE_V1, ...).",
          "vLLM only logs \"Unknown vLLM environment variable detected\"; the setting does nothing.",
-         "vllm-facts.md, Engine and environment; vllm#28204", _obsolete_env),
+         "vllm/envs.py validate_environ (environment_variables); vllm#28204", _obsolete_env),
     Rule("env-unknown", Severity.WARNING, ENV,
-         "engine.env sets {names}, not among vLLM's environment variables",
+         "engine.env sets {names}, not among vLLM {version}'s environment variables",
          "check the spelling against vllm/envs.py; remove variables vLLM does not read",
-         "VLLM_* variables vLLM v0.19 does not define.",
-         "A misspelt variable is ignored silently apart from one log line.",
-         "vllm/envs.py", _unknown_env),
+         "VLLM_* variables the release does not define.",
+         "A misspelt variable is ignored apart from one log line (an error with "
+         "--fail-on-environ-validation).",
+         "vllm/envs.py validate_environ (environment_variables)", _unknown_env),
+    Rule("env-gpu-selection", Severity.ERROR, ENV,
+         "engine.env sets {name}, but inside the container the GPUs are numbered 0 to n-1",
+         "remove it from engine.env and choose the host's GPUs with hardware.deviceIds",
+         "CUDA_VISIBLE_DEVICES in engine.env.",
+         "Host indices select GPUs the container does not have: vLLM finds too few GPUs (or none) and "
+         "exits, or silently uses fewer.",
+         "vllm/envs.py CUDA_VISIBLE_DEVICES; vllm/platforms/cuda.py CudaPlatformBase.device_control_env_var",
+         _gpu_selection_env),
     Rule("trust-remote-code-native", Severity.WARNING, config_key("engine", "trustRemoteCode"),
          "trustRemoteCode runs Python shipped with the weights, but vLLM runs {arch} natively",
          "set engine.trustRemoteCode: false",

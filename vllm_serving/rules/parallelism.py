@@ -1,4 +1,4 @@
-"""How the model is split over GPUs, and the context length (vllm-facts.md "Tensor parallelism")."""
+"""How the model is split over GPUs, and the context length."""
 
 from __future__ import annotations
 
@@ -6,15 +6,21 @@ from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import Context, Facts, Rule, divisors
 
 TP = config_key("engine", "tensorParallelSize")
-# extraArgs flags that change the rope and so allow a context beyond max_position_embeddings.
-ROPE_FLAGS = ("--rope-scaling", "--rope-theta")
+# VLLM_ALLOW_LONG_MAX_MODEL_LEN values vLLM reads as on (envs.py).
+ENV_TRUE = ("1", "true")
+
+
+def _linear_heads(ctx: Context) -> tuple[tuple[int, str], ...]:
+    lin = ctx.model.linear_attention
+    return () if lin is None else ((lin.num_key_heads, "key"), (lin.num_value_heads, "value"))
 
 
 def valid_tp(ctx: Context) -> str:
-    """TP sizes up to the host's GPUs that split both the heads and the KV heads."""
+    """TP sizes up to the host's GPUs that split the heads, the KV heads (or replicate them) and
+    any linear-attention heads."""
     kv = ctx.model.num_key_value_heads
     sizes = [t for t in divisors(ctx.model.num_attention_heads, ctx.settings.hardware.count)
-             if kv % t == 0 or t % kv == 0]
+             if (kv % t == 0 or t % kv == 0) and all(n % t == 0 for n, _ in _linear_heads(ctx))]
     return ", ".join(map(str, sizes))
 
 
@@ -33,13 +39,9 @@ def _tp_kv_heads(ctx: Context) -> Facts | None:
 
 
 def _tp_linear_heads(ctx: Context) -> Facts | None:
-    lin = ctx.model.linear_attention
-    if lin is None:
-        return None
-    bad = [f"{n} {what}" for n, what in ((lin.num_key_heads, "key"), (lin.num_value_heads, "value"))
-           if n % ctx.tp]
+    bad = [f"{n} {what}" for n, what in _linear_heads(ctx) if n % ctx.tp]
     if bad:
-        return {"tp": ctx.tp, "heads": " and ".join(bad)}
+        return {"tp": ctx.tp, "heads": " and ".join(bad), "ok": valid_tp(ctx)}
     return None
 
 
@@ -77,16 +79,12 @@ def _exceeds_host(ctx: Context) -> Facts | None:
 
 
 def rope_scaling_set(ctx: Context) -> bool:
-    """Rope scaling passed through extraArgs (e.g. --hf-overrides '{"rope_scaling": ...}')."""
-    for i, arg in enumerate(ctx.engine.extra_args):
-        flag, _, inline = arg.partition("=")
-        if flag in ROPE_FLAGS:
-            return True
-        if flag == "--hf-overrides":
-            value = inline or (ctx.engine.extra_args[i + 1] if i + 1 < len(ctx.engine.extra_args) else "")
-            if "rope" in value:
-                return True
-    return ctx.engine.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN") == "1"
+    """A longer context allowed: rope scaling through `--hf-overrides` (v0.19.1 has no
+    --rope-scaling/--rope-theta flags), or VLLM_ALLOW_LONG_MAX_MODEL_LEN."""
+    if any("rope" in option + value for option, value in ctx.extra_values("--hf-overrides")):
+        return True
+    allow = ctx.engine.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")
+    return allow is not None and allow.strip().lower() in ENV_TRUE
 
 
 def _max_len(ctx: Context) -> Facts | None:
@@ -97,48 +95,53 @@ def _max_len(ctx: Context) -> Facts | None:
     return None
 
 
+PARALLEL_SRC = "vllm/config/parallel.py ParallelConfig.__post_init__; vllm/v1/worker/gpu_worker.py Worker.init_device"
+
 RULES: tuple[Rule, ...] = (
     Rule("tp-heads-indivisible", Severity.ERROR, TP,
          "tensor parallel size {tp} does not divide the model's {heads} attention heads",
          "set engine.tensorParallelSize to one of {ok}",
          "The attention heads divide by the TP size.",
          "vLLM exits: \"Total number of attention heads (N) must be divisible by tensor parallel size (TP)\".",
-         "vllm-facts.md, Tensor parallelism", _tp_heads),
+         "vllm/config/model.py ModelConfig.verify_with_parallel_config", _tp_heads),
     Rule("tp-kv-heads-indivisible", Severity.ERROR, TP,
          "tensor parallel size {tp} neither divides the model's {kv} KV heads nor is a multiple of them",
          "set engine.tensorParallelSize to one of {ok}",
          "KV heads split evenly over TP ranks, or are replicated a whole number of times.",
-         "vLLM's QKVParallelLinear fails its divisibility assertion while loading the model.",
-         "vllm-facts.md, Tensor parallelism; vllm/model_executor/layers/linear.py QKVParallelLinear",
-         _tp_kv_heads),
-    Rule("tp-linear-heads-indivisible", Severity.WARNING, TP,
+         "vLLM's QKVParallelLinear fails its divisibility assertion while building the model.",
+         "vllm/model_executor/layers/linear.py QKVParallelLinear.__init__ (divide)", _tp_kv_heads),
+    Rule("tp-linear-heads-indivisible", Severity.ERROR, TP,
          "tensor parallel size {tp} does not divide the linear-attention {heads} heads",
-         "prefer a TP size that divides them; whether vLLM accepts this split is unverified",
-         "Gated DeltaNet key/value heads divide by the TP size.",
-         "Linear-attention layers shard their heads like attention does; the limit is unverified.",
-         "vllm-facts.md, Tensor parallelism (unverified)", _tp_linear_heads),
+         "set engine.tensorParallelSize to one of {ok}",
+         "Gated DeltaNet key and value heads divide by the TP size.",
+         "vLLM fails an assertion while building the model (the heads are sharded with divide()).",
+         "vllm/model_executor/layers/mamba/gdn_linear_attn.py GatedDeltaNetAttention.__init__ "
+         "(divide(num_v_heads, tp_size), the conv1d ColumnParallelLinear); vllm/distributed/utils.py divide",
+         _tp_linear_heads),
     Rule("parallel-exceeds-gpus", Severity.ERROR, TP,
          "TP {tp} x PP {pp} needs {need} GPUs but the container gets {given}",
          "give the container {need} GPUs (hardware.deviceIds) or lower the TP/PP sizes",
          "Docker: TP x PP GPUs are given to the container (device ids, else the host count).",
-         "vLLM cannot place TP x PP workers on fewer visible GPUs and fails at startup.",
-         "vllm-facts.md, Tensor parallelism", _exceeds_given),
+         "vLLM exits: \"World size (N) is larger than the number of available GPUs (M) in this node\".",
+         PARALLEL_SRC, _exceeds_given),
     Rule("parallel-gpus-idle", Severity.WARNING, TP,
          "the container gets {given} GPUs but TP x PP uses {need}; {idle} stay idle",
          "set hardware.deviceIds to {need} GPUs, or raise engine.tensorParallelSize",
          "Docker: TP x PP equals the GPUs given (a Kubernetes pod requests exactly TP x PP).",
-         "vLLM uses the first TP x PP visible GPUs; the rest are reserved for nothing.",
-         "vllm-facts.md, Tensor parallelism", _idle),
+         "vLLM's workers take local ranks 0..TPxPP-1, the first visible GPUs; the rest are reserved for nothing.",
+         "vllm/v1/worker/gpu_worker.py Worker.init_device (cuda:local_rank)", _idle),
     Rule("parallel-exceeds-host", Severity.ERROR, TP,
          "TP {tp} x PP {pp} needs {need} GPUs but the host has {count}",
          "lower the TP/PP sizes to fit {count} GPUs, or span nodes (PP across nodes)",
          "TP x PP does not exceed the host's GPUs (hardware.count).",
-         "One server cannot use GPUs another host holds.",
-         "vllm-facts.md, Beyond one server", _exceeds_host),
+         "One server cannot use GPUs another host holds: vLLM exits as for too few visible GPUs.",
+         PARALLEL_SRC, _exceeds_host),
     Rule("max-model-len-exceeds-model", Severity.ERROR, config_key("engine", "maxModelLen"),
          "maxModelLen {len} exceeds the model's max_position_embeddings {limit}",
-         "lower engine.maxModelLen to {limit}, or add rope scaling via extraArgs (--hf-overrides)",
-         "maxModelLen within max_position_embeddings unless rope scaling is set.",
-         "vLLM refuses a longer context than the model was trained for without rope scaling.",
-         "vllm/config/model.py _get_and_verify_max_len", _max_len),
+         "lower engine.maxModelLen to {limit}, or scale the rope with extraArgs "
+         "[--hf-overrides, '{{\"rope_parameters\": ...}}'] (v0.19.1 has no --rope-scaling flag)",
+         "maxModelLen within max_position_embeddings unless --hf-overrides scales the rope or "
+         "VLLM_ALLOW_LONG_MAX_MODEL_LEN is set.",
+         "vLLM exits: \"User-specified max_model_len (N) is greater than the derived max_model_len\".",
+         "vllm/config/model.py _get_and_verify_max_len; vllm/envs.py VLLM_ALLOW_LONG_MAX_MODEL_LEN", _max_len),
 )

@@ -1,39 +1,56 @@
-"""Number formats against the GPU: dtype, FP8 weights and KV cache, quantization, attention
-backends. Compute-capability limits per vllm-facts.md "Compute capability (CC) rules" (v0.19)."""
+"""Number formats against the GPU: dtype, FP8 weights and KV cache, attention backends.
+
+Compute-capability limits come from the release's registry (each backend's
+`supports_compute_capability`, each quantization config's `get_min_capability`) where vLLM
+states them as data, and from the kernels' own checks (cited per rule) where it does not.
+"""
 
 from __future__ import annotations
 
+from typing import get_args
+
 from vllm_serving.findings import Severity, config_key
-from vllm_serving.rules.base import Context, Facts, Rule
+from vllm_serving.rules.base import FP8_KV, KEY, Context, Facts, Rule
+from vllm_serving.settings.engine import AttentionBackend
 
-FACTS = "vllm-facts.md, Compute capability rules"
-
-# Attention backend -> (lowest CC, highest CC) it runs on (vllm-facts.md; v0.19 backends).
-BACKEND_CC: dict[str, tuple[float, float]] = {
-    "FLASH_ATTN": (8.0, 99.0),  # FlashAttention-2 from Ampere (FA3 on 9.x, FA4 on 10.x)
-    "FLASHINFER": (7.5, 12.1),
-    "TRITON_ATTN": (0.0, 99.0),
-    "FLEX_ATTENTION": (0.0, 99.0),
-    "TREE_ATTN": (0.0, 99.0),
+# The backends engine.attentionBackend may name, in vLLM's priority order on CUDA below
+# Blackwell (platforms/cuda.py `_get_backend_priorities`).
+BACKENDS: tuple[str, ...] = get_args(AttentionBackend)
+# Where a backend's FP8 KV support is decided at run time or by its compiler rather than its
+# class's list: (backend, KV dtype) -> [lowest, beyond highest) compute capability reading it.
+# FlashAttention reads FP8 only as FA3, on the 9.x family (v1/attention/backends/fa_utils.py
+# `flash_attn_supports_fp8`); Triton compiles e4m3 only from sm_89 ("type fp8e4nv not
+# supported in this architecture", vllm#26431), e5m2 everywhere.
+FP8_KV_CC: dict[tuple[str, str | None], tuple[tuple[int, int], tuple[int, int]]] = {
+    **{("FLASH_ATTN", kv): ((9, 0), (10, 0)) for kv in FP8_KV},
+    ("TRITON_ATTN", "fp8"): ((8, 9), (99, 0)),
+    ("TRITON_ATTN", "fp8_e4m3"): ((8, 9), (99, 0)),
 }
+# Full FP8 (W8A8) from CC 8.9; below it FP8 Marlin runs weight-only
+# (model_executor/kernels/linear/scaled_mm/marlin.py `MarlinFP8ScaledMMLinearKernel.is_supported`).
+FP8_W8A8_CC = (8, 9)
+# `dtype` values meaning float16 (config/model.py `_STR_DTYPE_TO_TORCH_DTYPE`).
+FLOAT16 = ("half", "float16")
 
-# Quantization method -> lowest CC with kernels for it (fp8 has its own rules).
-QUANT_MIN_CC: dict[str, float] = {
-    "awq": 7.5, "awq_marlin": 8.0, "gptq": 6.0, "gptq_marlin": 8.0, "marlin": 8.0,
-}
+
+def runs_on(ctx: Context, backend: str) -> bool:
+    """The backend's `supports_compute_capability` for this GPU (unknown counts as yes)."""
+    found = ctx.release.attention_backends.get(backend)
+    return found is None or found.supports_capability(*ctx.gpu.compute_capability) is not False
 
 
-def fp8_kv_backends(cc: float) -> list[str]:
-    """Backends that read an FP8 KV cache on this CC: FA3 on 9.x, FlashInfer on 7.5-12.1,
-    Triton from 8.9 (e4m3 fails below, vllm#26431). FA2 and FlexAttention never."""
-    backends = []
-    if 9.0 <= cc < 10.0:
-        backends.append("FLASH_ATTN")
-    if 7.5 <= cc <= 12.1:
-        backends.append("FLASHINFER")
-    if cc >= 8.9:
-        backends.append("TRITON_ATTN")
-    return backends
+def reads_fp8_kv(ctx: Context, backend: str, kv: str | None) -> bool:
+    """Whether a backend that runs on this GPU reads the KV dtype."""
+    if (backend, kv) in FP8_KV_CC:
+        low, beyond = FP8_KV_CC[backend, kv]
+        return low <= ctx.gpu.compute_capability < beyond
+    found = ctx.release.attention_backends.get(backend)
+    return found is not None and kv in (found.kv_cache_dtypes or ())
+
+
+def fp8_kv_backends(ctx: Context) -> list[str]:
+    """Backends that read this stack's FP8 KV cache on its GPU."""
+    return [b for b in BACKENDS if runs_on(ctx, b) and reads_fp8_kv(ctx, b, ctx.engine.kv_cache_dtype)]
 
 
 def _bf16_explicit(ctx: Context) -> Facts | None:
@@ -42,78 +59,74 @@ def _bf16_explicit(ctx: Context) -> Facts | None:
     return None
 
 
-def _auto_half(ctx: Context) -> Facts | None:
+def _auto_fallback(ctx: Context) -> Facts | None:
     auto = ctx.engine.dtype in (None, "auto")
     if auto and ctx.model.weights_dtype == "bfloat16" and not ctx.gpu.supports_bf16:
-        if not ctx.model.refuses_float16:  # that case is an error of its own
-            return {"gpu": ctx.gpu.name, "cc": ctx.cc}
+        # _resolve_auto_dtype falls back to the first dtype the GPU supports that the model
+        # accepts: float16, or float32 for the models refusing float16.
+        wanted = ("float32", "float32") if ctx.model.refuses_float16 else ("float16", "half")
+        return {"gpu": ctx.gpu.name, "cc": ctx.cc, "dtype": wanted[0], "setting": wanted[1]}
     return None
 
 
 def _refuses_fp16(ctx: Context) -> Facts | None:
-    if ctx.model.refuses_float16 and ctx.compute_dtype == "float16":
-        return {"arch": ctx.model.architecture, "gpu": ctx.gpu.name}
+    if ctx.model.refuses_float16 and ctx.engine.dtype in FLOAT16:
+        return {"type": ctx.model.model_type, "arch": ctx.model.architecture}
     return None
 
 
+def _fp8_weights_key(ctx: Context) -> str:
+    """The checkpoint when it is FP8, else the forced `quantization: fp8`."""
+    return config_key("model", "name") if ctx.model.is_fp8 else config_key("engine", "quantization")
+
+
+def _fp8_min_cc(ctx: Context) -> tuple[int, int]:
+    need = ctx.release.quantization_methods["fp8"].min_capability
+    assert need is not None  # Fp8Config.get_min_capability is a constant in every release
+    return divmod(need, 10)
+
+
 def _fp8_weights_none(ctx: Context) -> Facts | None:
-    if ctx.fp8_weights and not ctx.gpu.supports_fp8_weight_only:
-        return {"gpu": ctx.gpu.name, "cc": ctx.cc}
+    need = _fp8_min_cc(ctx)
+    if ctx.fp8_weights and ctx.gpu.compute_capability < need:
+        return {KEY: _fp8_weights_key(ctx), "gpu": ctx.gpu.name, "cc": ctx.cc, "need": f"{need[0]}.{need[1]}"}
     return None
 
 
 def _fp8_weights_marlin(ctx: Context) -> Facts | None:
-    if ctx.fp8_weights and ctx.gpu.supports_fp8_weight_only and not ctx.gpu.supports_fp8_w8a8:
-        return {"gpu": ctx.gpu.name, "cc": ctx.cc}
+    cc = ctx.gpu.compute_capability
+    if ctx.fp8_weights and _fp8_min_cc(ctx) <= cc < FP8_W8A8_CC:
+        return {KEY: _fp8_weights_key(ctx), "gpu": ctx.gpu.name, "cc": ctx.cc}
     return None
 
 
 def _fp8_kv_none(ctx: Context) -> Facts | None:
-    if ctx.fp8_kv and not fp8_kv_backends(ctx.gpu.cc):
+    if ctx.fp8_kv and not fp8_kv_backends(ctx):
         return {"gpu": ctx.gpu.name, "cc": ctx.cc, "kv": ctx.engine.kv_cache_dtype}
     return None
 
 
 def _fp8_kv_backend(ctx: Context) -> Facts | None:
     backend = ctx.engine.attention_backend
-    able = fp8_kv_backends(ctx.gpu.cc)
-    if ctx.fp8_kv and able and backend is not None and backend not in able:
-        return {"backend": backend, "gpu": ctx.gpu.name, "cc": ctx.cc, "able": ", ".join(able)}
-    return None
-
-
-def _fp8_kv_unpinned(ctx: Context) -> Facts | None:
-    able = fp8_kv_backends(ctx.gpu.cc)
-    # Where FlashAttention is the default but cannot read FP8 (CC 8.x), pin the one that can.
-    if ctx.fp8_kv and ctx.engine.attention_backend is None and able and "FLASH_ATTN" not in able:
-        if ctx.gpu.cc >= 8.0:
-            return {"gpu": ctx.gpu.name, "cc": ctx.cc, "able": ", ".join(able)}
-    return None
-
-
-def _quant_cc(ctx: Context) -> Facts | None:
-    method = ctx.quantization
-    need = QUANT_MIN_CC.get(method or "")
-    if method and need is not None and ctx.gpu.cc < need:
-        return {"method": method, "need": need, "gpu": ctx.gpu.name, "cc": ctx.cc}
+    able = fp8_kv_backends(ctx)
+    if ctx.fp8_kv and able and backend is not None and runs_on(ctx, backend) and backend not in able:
+        return {"backend": backend, "kv": ctx.engine.kv_cache_dtype, "gpu": ctx.gpu.name, "cc": ctx.cc,
+                "able": ", ".join(able)}
     return None
 
 
 def _backend_cc(ctx: Context) -> Facts | None:
     backend = ctx.engine.attention_backend
-    if backend is None or backend not in BACKEND_CC:
+    if backend is None or runs_on(ctx, backend):
         return None
-    low, high = BACKEND_CC[backend]
-    if not low <= ctx.gpu.cc <= high:
-        able = [b for b, (lo, hi) in BACKEND_CC.items() if lo <= ctx.gpu.cc <= hi]
-        return {"backend": backend, "gpu": ctx.gpu.name, "cc": ctx.cc, "low": low,
-                "high": high, "able": ", ".join(able)}
-    return None
+    able = [b for b in BACKENDS if runs_on(ctx, b)]
+    return {"backend": backend, "gpu": ctx.gpu.name, "cc": ctx.cc, "able": ", ".join(able)}
 
 
 DTYPE = config_key("engine", "dtype")
 KV = config_key("engine", "kvCacheDtype")
 BACKEND = config_key("engine", "attentionBackend")
+BACKEND_SRC = "vllm/platforms/cuda.py CudaPlatformBase.get_attn_backend_cls; vllm/v1/attention/backend.py "
 
 RULES: tuple[Rule, ...] = (
     Rule("dtype-bf16-unsupported", Severity.ERROR, DTYPE,
@@ -121,59 +134,56 @@ RULES: tuple[Rule, ...] = (
          "set engine.dtype: half (float16)",
          "`dtype: bfloat16` on a GPU below CC 8.0 (V100, T4).",
          "vLLM exits at startup: \"Bfloat16 is only supported on GPUs with compute capability of at least 8.0\".",
-         f"{FACTS}; vllm/v1/worker/gpu_worker.py _check_if_gpu_supports_dtype", _bf16_explicit),
+         "vllm/platforms/cuda.py CudaPlatformBase.check_if_supports_dtype (from vllm/v1/worker/gpu_worker.py "
+         "Worker.init_device)", _bf16_explicit),
     Rule("dtype-auto-falls-back-to-half", Severity.WARNING, DTYPE,
-         "dtype auto with a bfloat16 checkpoint on {gpu} (CC {cc}) runs in float16",
-         "set engine.dtype: half so the stack says what runs",
+         "dtype auto with a bfloat16 checkpoint on {gpu} (CC {cc}) runs in {dtype}",
+         "set engine.dtype: {setting} so the stack says what runs",
          "`dtype` unset/auto, a bf16 checkpoint and a GPU without bf16.",
-         "vLLM silently casts to float16; values outside fp16's range can overflow, so say it.",
-         FACTS, _auto_half),
+         "vLLM casts to float16 (float32 for models refusing float16) with one log line; values "
+         "outside fp16's range can overflow, and float32 doubles the weights.",
+         "vllm/config/model.py _resolve_auto_dtype; vllm/platforms/cuda.py CudaPlatformBase.supported_dtypes",
+         _auto_fallback),
     Rule("dtype-fp16-refused", Severity.ERROR, DTYPE,
-         "{arch} does not run in float16, the only 16-bit format on {gpu}",
-         "use a GPU with CC 8.0+ and dtype bfloat16, or engine.dtype: float32",
-         "A model vLLM refuses to run in float16 (gemma2, gemma3, glm4, plamo2) resolving to float16.",
-         "vLLM rejects the dtype at startup (numerical instability of these architectures in fp16).",
-         FACTS, _refuses_fp16),
+         "{arch} (model type {type}) does not run in float16",
+         "set engine.dtype: bfloat16 on a GPU with CC 8.0+, or float32 (auto picks it on older GPUs)",
+         "`dtype: half` for a model vLLM refuses in float16 (gemma2, gemma3, glm4, plamo2).",
+         "vLLM exits: \"The model type ... does not support float16. Reason: Numerical instability\".",
+         "vllm/config/model.py _check_valid_dtype (_FLOAT16_NOT_SUPPORTED_MODELS)", _refuses_fp16),
     Rule("fp8-weights-unsupported", Severity.ERROR, config_key("model", "name"),
-         "FP8 weights need compute capability 7.5 (weight-only) or 8.9 (W8A8); {gpu} has {cc}",
+         "FP8 weights need compute capability {need}; {gpu} has {cc}",
          "use the bfloat16 checkpoint with engine.dtype: half, or a GPTQ/AWQ one",
-         "An FP8 checkpoint (or `quantization: fp8`) below CC 7.5.",
-         "No FP8 kernels exist below Turing: the model does not load.",
-         FACTS, _fp8_weights_none),
+         "An FP8 checkpoint (or `quantization: fp8`, then keyed there) below the release's FP8 minimum (CC 7.5).",
+         "vLLM exits: \"The quantization method fp8 is not supported for the current GPU\".",
+         "vllm/model_executor/layers/quantization/fp8.py Fp8Config.get_min_capability; vllm/config/vllm.py "
+         "VllmConfig._get_quantization_config", _fp8_weights_none),
     Rule("fp8-weights-weight-only", Severity.WARNING, config_key("model", "name"),
          "FP8 weights on {gpu} (CC {cc}) run weight-only (W8A16) through FP8 Marlin kernels",
          "expected on CC 7.5-8.6: memory halves but compute stays 16-bit; full FP8 needs CC 8.9",
-         "An FP8 checkpoint on CC 7.5-8.6 (T4, A100, A10).",
+         "An FP8 checkpoint (or `quantization: fp8`) on CC 7.5-8.6 (T4, A100, A10).",
          "It works, but slower than FP8 on Ada/Hopper; worth knowing when sizing throughput.",
-         FACTS, _fp8_weights_marlin),
+         "vllm/model_executor/kernels/linear/scaled_mm/marlin.py MarlinFP8ScaledMMLinearKernel.is_supported",
+         _fp8_weights_marlin),
     Rule("fp8-kv-cache-unsupported", Severity.ERROR, KV,
          "no attention backend reads a {kv} KV cache on {gpu} (CC {cc})",
          "remove engine.kvCacheDtype (auto) and fit the context with maxModelLen or more GPUs",
-         "An FP8 KV cache below CC 7.5 (FlashInfer's minimum); V100 has no verified FP8 KV path.",
-         "vLLM fails at engine start or in the first forward pass.",
-         FACTS, _fp8_kv_none),
+         "An FP8 KV cache no backend reads on this GPU: FlashInfer needs CC 7.5, Triton's e4m3 8.9, "
+         "FlashAttention FA3 on 9.x.",
+         "vLLM exits (\"No valid attention backend found\") or Triton fails compiling the first forward pass.",
+         BACKEND_SRC + "AttentionBackend.validate_configuration; vllm/v1/attention/backends/flashinfer.py; "
+         "vllm/v1/attention/backends/fa_utils.py flash_attn_supports_fp8; vllm#26431", _fp8_kv_none),
     Rule("fp8-kv-cache-backend", Severity.ERROR, BACKEND,
-         "{backend} cannot read an FP8 KV cache on {gpu} (CC {cc})",
-         "set engine.attentionBackend to one of: {able}",
-         "An FP8 KV cache with a forced backend that lacks FP8 KV on this GPU (FA2, Flex, Triton < 8.9).",
-         "FlashAttention-2 has no FP8 KV support; Triton fails with e4m3 below CC 8.9 (vllm#26431).",
-         f"{FACTS}; vllm#26431", _fp8_kv_backend),
-    Rule("fp8-kv-cache-backend-unpinned", Severity.WARNING, BACKEND,
-         "an FP8 KV cache on {gpu} (CC {cc}) needs {able}, but no backend is pinned",
-         "set engine.attentionBackend: FLASHINFER",
-         "An FP8 KV cache on CC 8.x with engine.attentionBackend unset.",
-         "FlashAttention-2, the default there, cannot read it; the choice should not rest on auto-selection.",
-         FACTS, _fp8_kv_unpinned),
-    Rule("quantization-cc-too-low", Severity.ERROR, config_key("engine", "quantization"),
-         "{method} kernels need compute capability {need}; {gpu} has {cc}",
-         "use a GPTQ checkpoint (runs on Volta) or a GPU with CC {need}+",
-         "Quantization minimums: AWQ 7.5, AWQ-Marlin/GPTQ-Marlin/Marlin 8.0, GPTQ 6.0.",
-         "The quantization method is rejected at startup (\"not supported for the current GPU\").",
-         FACTS, _quant_cc),
+         "{backend} cannot read a {kv} KV cache on {gpu} (CC {cc})",
+         "set engine.attentionBackend to one of {able}, or remove it (auto-selection picks one)",
+         "An FP8 KV cache with a forced backend that lacks it here (FlashAttention-2, Flex, Triton e4m3 < 8.9).",
+         "vLLM exits: \"Selected backend ... is not valid for this configuration. Reason: "
+         "['kv_cache_dtype not supported']\".",
+         BACKEND_SRC + "AttentionBackend.validate_configuration; vllm#26431", _fp8_kv_backend),
     Rule("attention-backend-unsupported", Severity.ERROR, BACKEND,
-         "{backend} runs on compute capability {low}-{high}; {gpu} has {cc}",
+         "{backend} does not run on {gpu} (CC {cc})",
          "remove engine.attentionBackend or pick one of: {able}",
-         "A forced attention backend the GPU cannot run (FLASH_ATTN < 8.0, FLASHINFER outside 7.5-12.1).",
-         "vLLM refuses the backend at startup.",
-         FACTS, _backend_cc),
+         "A forced attention backend the GPU cannot run (FLASH_ATTN below 8.0, FLASHINFER outside 7.5-12.1).",
+         "vLLM exits: \"Selected backend ... is not valid ... ['compute capability not supported']\".",
+         BACKEND_SRC + "AttentionBackend.validate_configuration; the backends' supports_compute_capability",
+         _backend_cc),
 )

@@ -1,0 +1,56 @@
+"""container.py at its boundaries: privileges, /dev/shm, credentials, exposure, backend keys."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.boundary import Boundary, check_boundary
+from vllm_serving.settings.kubernetes import ServiceSettings
+from vllm_serving.units import GIB
+
+KEY = frozenset({"apiKey"})
+PRIVATE = {"ipc_mode": "private", "shm_size": None}
+TWO_GPUS = {"engine": {"tensor_parallel_size": 2}, "hardware": {"device_ids": (6, 7)}}
+
+BOUNDARIES = [
+    Boundary("container-privileged", "v100", {"container": {"privileged": True}}, {"container": {"privileged": False}},
+             "privileged -> not"),
+    Boundary("shm-too-small", "a100", {"container": {"shm_size": 4 * GIB - 1}}, {"container": {"shm_size": 4 * GIB}},
+             "4 GPUs: 4 GiB - 1 byte -> 4 GiB", says=("4g",)),
+    Boundary("shm-too-small", "a100", {"container": {"shm_size": 2 * GIB}},
+             {"container": {"shm_size": 2 * GIB}, "engine": {"tensor_parallel_size": 1},
+              "hardware": {"device_ids": (6,)}}, "2 GiB: 4 GPUs -> 1"),
+    Boundary("shm-too-small", "a100", {"container": {"shm_size": 2 * GIB - 1}, **TWO_GPUS},
+             {"container": {"shm_size": 2 * GIB}, **TWO_GPUS},
+             "2 GPUs: 2 GiB - 1 byte -> 2 GiB"),
+    Boundary("shm-too-small", "a100", {"container": {"shm_size": 2 * GIB}}, {"container": {"shm_size": 4 * GIB}},
+             "2 GiB -> 4 GiB", says=("2048 MiB",)),
+    Boundary("shm-too-small", "a100-k8s", {"target": {"kind": "docker"}, "container": PRIVATE}, {"container": PRIVATE},
+             "Docker -> Kubernetes (a pod's own /dev/shm)"),
+    Boundary("shm-too-small", "a100", {"container": {"shm_size": None}},
+             {"container": {"shm_size": None, "ipc_mode": "host"}}, "Docker's 64 MiB: private -> host IPC"),
+    Boundary("registry-password-missing", "v100", {}, {"secrets_set": frozenset({"registryPassword"})},
+             "no registryPassword -> set"),
+    Boundary("registry-password-missing", "v100", {"image": {"registry": None}},
+             {"image": {"registry": None}, "secrets_set": frozenset({"registryPassword"})},
+             "Docker Hub: no registryPassword -> set", says=("for Docker Hub",)),
+    Boundary("api-open-on-network", "v100", {"network": {"bind_address": "0.0.0.0"}},
+             {"network": {"bind_address": "127.0.0.1"}}, "0.0.0.0 -> 127.0.0.1"),
+    Boundary("api-open-on-network", "v100", {"network": {"bind_address": "::"}},
+             {"network": {"bind_address": "::"}, "secrets_set": KEY}, ":: -> :: with apiKey"),
+    Boundary("api-open-outside-cluster", "a100-k8s", {"kubernetes": {"service": ServiceSettings(type="NodePort")}},
+             {"kubernetes": {"service": ServiceSettings(type="ClusterIP")}}, "NodePort -> ClusterIP"),
+    Boundary("api-open-outside-cluster", "a100-k8s", {"kubernetes": {"service": ServiceSettings(type="LoadBalancer")}},
+             {"kubernetes": {"service": ServiceSettings(type="LoadBalancer")}, "secrets_set": KEY},
+             "LoadBalancer -> with apiKey"),
+    Boundary("docker-keys-on-kubernetes", "a100-k8s", {"hardware": {"device_ids": (0, 1, 2, 3)}}, {},
+             "deviceIds set -> unset", says=("hardware.deviceIds",)),
+    Boundary("docker-keys-on-kubernetes", "a100-k8s",
+             {"hardware": {"device_ids": (0, 1, 2, 3)}, "container": {"runtime": "nvidia"}}, {},
+             "deviceIds and runtime set -> unset", says=("hardware.deviceIds, container.runtime only apply",)),
+]
+
+
+@pytest.mark.parametrize("case", BOUNDARIES, ids=[c.id for c in BOUNDARIES])
+def test_boundary(case: Boundary) -> None:
+    check_boundary(case)

@@ -1,0 +1,87 @@
+"""engine_flags.py at its boundaries: parsers against the image's release, env vars, remote code."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.boundary import Boundary, check_boundary, codes
+from vllm_serving.catalog.models import MODELS
+
+
+def engine(**fields: object) -> dict[str, object]:
+    return {"engine": fields}
+
+
+def on(tag: str, **fields: object) -> dict[str, object]:
+    return {"engine": fields, "image": {"tag": tag}}
+
+
+OTHER_FAMILY = {"name": None, "architecture": MODELS["Qwen3.5-27B"].model_copy(update={"family": "newfamily"})}
+LLAMA = {"name": None, "architecture": MODELS["Qwen3.5-27B"].model_copy(
+    update={"architecture": "LlamaForCausalLM", "min_vllm_version": None})}
+CUSTOM = {"name": None, "architecture": MODELS["Qwen3.5-27B"].model_copy(
+    update={"architecture": "MyForCausalLM", "min_vllm_version": None})}
+
+BOUNDARIES = [
+    Boundary("tool-parser-without-auto-choice", "v100", engine(enable_auto_tool_choice=False),
+             engine(enable_auto_tool_choice=True), "auto tool choice off -> on"),
+    Boundary("auto-tool-choice-without-parser", "v100", engine(tool_call_parser=None),
+             engine(tool_call_parser="qwen3_coder"), "no parser -> qwen3_coder", says=("qwen3_coder, qwen3_xml",)),
+    Boundary("auto-tool-choice-without-parser", "v100", {**engine(tool_call_parser=None), "model": OTHER_FAMILY},
+             {**engine(tool_call_parser="hermes"), "model": OTHER_FAMILY}, "a family with no parser: none -> hermes",
+             fix="set engine.toolCallParser, for this model: see vLLM's docs for this model"),
+    Boundary("tool-parser-unknown", "v100", engine(tool_call_parser="qwen3_code"),
+             engine(tool_call_parser="qwen3_coder"), "qwen3_code -> qwen3_coder", says=("v0.19.1",)),
+    Boundary("tool-parser-unknown", "v100", engine(tool_call_parser="qwen3_code"),
+             engine(tool_call_parser="qwen3_code", enable_auto_tool_choice=False),
+             "auto tool choice on -> off (vLLM never loads the parser)"),
+    Boundary("tool-parser-unknown", "v100", engine(tool_call_parser="my_parser"),
+             engine(tool_call_parser="my_parser", extra_args=("--tool-parser-plugin", "/plugins/mine.py")),
+             "+ --tool-parser-plugin"),
+    Boundary("tool-parser-unknown", "v100", on("v0.19.1", tool_call_parser="hy_v3"),
+             on("v0.20.2", tool_call_parser="hy_v3"), "hy_v3: v0.19.1 -> v0.20.2 (added there)"),
+    Boundary("reasoning-parser-unknown", "v100", engine(reasoning_parser="qwen9"), engine(reasoning_parser="qwen3"),
+             "qwen9 -> qwen3", says=("use one the release registers, for this model: qwen3",)),
+    Boundary("reasoning-parser-unknown", "v100", on("v0.19.1", reasoning_parser="mimo"),
+             on("v0.20.2", reasoning_parser="mimo"), "mimo: v0.19.1 -> v0.20.2"),
+    Boundary("reasoning-parser-unknown", "v100", engine(reasoning_parser="mine"),
+             engine(reasoning_parser="mine", extra_args=("--reasoning-parser-plugin=/plugins/mine.py",)),
+             "+ --reasoning-parser-plugin=..."),
+    Boundary("reasoning-parser-other-family", "v100", engine(reasoning_parser="deepseek_r1"),
+             engine(reasoning_parser="qwen3"), "deepseek_r1 -> qwen3", fix="use qwen3"),
+    Boundary("tool-parser-other-family", "v100", engine(tool_call_parser="llama3_json"),
+             engine(tool_call_parser="hermes"), "llama3_json -> hermes (fits many families)",
+             fix="use qwen3_coder, qwen3_xml"),
+    Boundary("env-obsolete", "v100", engine(env={"VLLM_USE_V1": "1"}), engine(env={"VLLM_USE_V2_MODEL_RUNNER": "1"}),
+             "VLLM_USE_V1 -> VLLM_USE_V2_MODEL_RUNNER"),
+    Boundary("env-obsolete", "v100", engine(env={"VLLM_USE_V1": "0", "VLLM_ATTENTION_BACKEND": "FLASHINFER"}),
+             engine(env={"VLLM_USE_MODELSCOPE": "false"}), "two obsolete variables -> none",
+             says=("sets VLLM_ATTENTION_BACKEND, VLLM_USE_V1,", "--attention-backend); VLLM_USE_V1: drop it")),
+    Boundary("env-unknown", "v100", engine(env={"VLLM_USE_MODELSCOP": "false"}),
+             engine(env={"VLLM_USE_MODELSCOPE": "false"}), "a misspelling -> the variable"),
+    Boundary("env-unknown", "v100", engine(env={"VLLM_USE_MODELSCOP": "false", "VLLM_A_TYPO": "1"}),
+             engine(env={"VLLM_USE_MODELSCOPE": "false", "VLLM_PORT": "1"}), "two misspellings -> none",
+             says=("sets VLLM_A_TYPO, VLLM_USE_MODELSCOP,",)),
+    Boundary("env-unknown", "v100", engine(env={"VLLM_FLASH_ATTN_VERSION": "3"}),
+             engine(env={"VLLM_BATCH_INVARIANT": "1"}), "a variable v0.19.1 lacks -> one it has"),
+    Boundary("env-unknown", "v100", engine(env={"VLLM_ROCM_NOT_A_VARIABLE": "1"}),
+             engine(env={"VLLM_ROCM_USE_AITER": "0", "NCCL_DEBUG": "INFO"}), "no prefix passes unchecked"),
+    Boundary("env-gpu-selection", "a100", engine(env={"CUDA_VISIBLE_DEVICES": "6,7,8,9"}),
+             engine(env={"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}), "CUDA_VISIBLE_DEVICES -> CUDA_DEVICE_ORDER"),
+    Boundary("trust-remote-code-native", "v100", engine(trust_remote_code=True), engine(trust_remote_code=False),
+             "trustRemoteCode true -> false"),
+    Boundary("trust-remote-code-native", "v100", engine(trust_remote_code=True),
+             {**engine(trust_remote_code=True), "model": CUSTOM}, "a native architecture -> one vLLM lacks"),
+    Boundary("trust-remote-code-native", "v100", {**engine(trust_remote_code=True), "model": LLAMA},
+             {**engine(trust_remote_code=False), "model": LLAMA}, "Llama (no catalog minimum version): true -> false"),
+]
+
+
+@pytest.mark.parametrize("case", BOUNDARIES, ids=[c.id for c in BOUNDARIES])
+def test_boundary(case: Boundary) -> None:
+    check_boundary(case)
+
+
+@pytest.mark.parametrize("parser", ["qwen3_coder", "hermes", "pythonic"])
+def test_shipped_tool_parsers_pass(parser: str) -> None:
+    assert not codes("v100", engine(tool_call_parser=parser)) & {"tool-parser-unknown", "tool-parser-other-family"}

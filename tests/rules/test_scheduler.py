@@ -1,0 +1,70 @@
+"""scheduler.py at its boundaries: batch tokens against context, sequences and the hybrid block."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.core.conftest import shipped_settings, spec_of
+from tests.rules.boundary import Boundary, check_boundary, codes, gpu
+from vllm_serving.findings import config_key
+from vllm_serving.rules.base import Context
+
+NO_CHUNKED = ("--no-enable-chunked-prefill",)
+SEQS_KEY = config_key("engine", "maxNumSeqs")
+A100_BLOCK = Context(spec_of(shipped_settings("a100"))).plan.block_size
+
+
+def batch(tokens: int | None = None, seqs: int | None = None, extra: tuple[str, ...] = (),
+          **engine: object) -> dict[str, object]:
+    return {"engine": {"max_num_batched_tokens": tokens, "max_num_seqs": seqs, "extra_args": extra, **engine}}
+
+
+BOUNDARIES = [
+    Boundary("max-num-batched-tokens-below-max-model-len", "v100", batch(8191, extra=NO_CHUNKED),
+             batch(8192, extra=NO_CHUNKED), "chunked prefill off, maxModelLen 8192: 8191 -> 8192 tokens"),
+    Boundary("max-num-batched-tokens-below-max-model-len", "v100", batch(8191, extra=NO_CHUNKED),
+             batch(8191), "8191 tokens: chunked prefill off -> on (vLLM's default)"),
+    Boundary("max-num-batched-tokens-below-max-model-len", "v100", batch(4096, extra=("--no-enable-chunked",)),
+             batch(4096, extra=("--no-enable-chunked", "--enable-chunked-prefill")),
+             "an abbreviated --no- form -> overridden by a later --enable-chunked-prefill"),
+    Boundary("max-num-batched-tokens-below-max-num-seqs", "v100", batch(256, 257), batch(257, 257),
+             "257 sequences: 256 -> 257 tokens"),
+    Boundary("max-num-batched-tokens-below-max-num-seqs", "v100", batch(seqs=2049), batch(seqs=2048),
+             "A100-sized default of 2048 tokens: 2049 -> 2048 sequences", key=SEQS_KEY),
+    Boundary("max-num-batched-tokens-below-max-num-seqs", "v100", batch(seqs=2049), batch(seqs=2049, extra=NO_CHUNKED),
+             "2049 sequences: chunked prefill on -> off (the default rises to maxModelLen 8192)", key=SEQS_KEY),
+    Boundary("max-num-batched-tokens-below-max-num-seqs", "a100", {**batch(seqs=2049), "gpu": gpu("G", (9, 0), 71679)},
+             {**batch(seqs=2049), "gpu": gpu("G", (9, 0), 71680)}, "70 GiB - 1 MiB -> 70 GiB (large defaults)",
+             key=SEQS_KEY),
+    Boundary("max-num-batched-tokens-below-max-num-seqs", "a100", batch(seqs=2049),
+             {**batch(seqs=2049), "hardware": {"gpu": "H100-80GB"}},
+             "2049 sequences, tokens unset: A100-80GB (2048) -> H100 (8192)", key=SEQS_KEY),
+    Boundary("max-num-batched-tokens-below-max-num-seqs", "a100", {**batch(seqs=2049), "hardware": {"gpu": "L40S"}},
+             {**batch(seqs=2049), "hardware": {"gpu": "A800-80GB"}},
+             "2049 sequences: L40S (45 GiB, 2048) -> A800-80GB (not an A100: 8192)", key=SEQS_KEY),
+    Boundary("max-num-batched-tokens-below-max-num-seqs", "a100",
+             {**batch(seqs=8193), "hardware": {"gpu": "H100-80GB"}},
+             {**batch(seqs=8192), "hardware": {"gpu": "H100-80GB"}},
+             "H100 default 8192 tokens: 8193 -> 8192 sequences", key=SEQS_KEY),
+    Boundary("hybrid-block-exceeds-batched-tokens", "a100", batch(A100_BLOCK - 1, 32), batch(A100_BLOCK, 32),
+             f"a100's {A100_BLOCK}-token block: {A100_BLOCK - 1} -> {A100_BLOCK} tokens", says=(str(A100_BLOCK),)),
+    Boundary("hybrid-block-exceeds-batched-tokens", "a100", batch(A100_BLOCK - 1, 32),
+             batch(A100_BLOCK - 1, 32, enable_prefix_caching=False), "prefix caching on -> off (no align mode)"),
+    Boundary("hybrid-block-exceeds-batched-tokens", "a100", batch(A100_BLOCK - 1, 32),
+             batch(A100_BLOCK - 1, 32, enable_prefix_caching=None), "prefix caching on -> unset (off for hybrids)"),
+    Boundary("hybrid-prefix-caching-needs-chunked-prefill", "v100", batch(extra=NO_CHUNKED),
+             batch(extra=NO_CHUNKED, enable_prefix_caching=False), "chunked prefill off: prefix caching on -> off"),
+    Boundary("hybrid-prefix-caching-needs-chunked-prefill", "v100", batch(extra=NO_CHUNKED),
+             batch(extra=(*NO_CHUNKED, "--enable-chunked-prefill")), "the last chunked-prefill flag wins"),
+]
+
+
+@pytest.mark.parametrize("case", BOUNDARIES, ids=[c.id for c in BOUNDARIES])
+def test_boundary(case: Boundary) -> None:
+    check_boundary(case)
+
+
+def test_shipped_stacks_fit_vllm_defaults() -> None:
+    """v100 leaves both limits to vLLM (2048 tokens, 256 sequences); its 400-token block fits."""
+    found = codes("v100", {}) | codes("a100", {})
+    assert not found & {"max-num-batched-tokens-below-max-num-seqs", "hybrid-block-exceeds-batched-tokens"}

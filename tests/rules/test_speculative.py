@@ -1,0 +1,54 @@
+"""speculative.py at its boundaries: method names, draft models, MTP layers and token counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.boundary import Boundary, check_boundary
+from vllm_serving.catalog.models import MODELS
+from vllm_serving.settings.engine import SpeculativeSettings
+
+FP8 = MODELS["Qwen3.6-27B-FP8"]
+
+
+def spec(method: str, n: int = 1, model: str | None = None) -> dict[str, object]:
+    return {"engine": {"speculative_config": SpeculativeSettings(method=method, num_speculative_tokens=n,
+                                                                  model=model)}}
+
+
+def mtp_layers(n: int) -> dict[str, object]:
+    return {"name": None, "architecture": FP8.model_copy(update={"mtp_layers": n})}
+
+
+BOUNDARIES = [
+    Boundary("speculative-method-unknown", "a100", spec("eagle4", model="/draft"), spec("eagle3", model="/draft"),
+             "eagle4 -> eagle3", says=("draft_model, eagle, eagle3",), lacks=("qwen3_next_mtp",)),
+    Boundary("speculative-method-unknown", "a100", spec("MTP"), spec("mtp"), "MTP -> mtp (names are exact)"),
+    Boundary("speculative-draft-model-missing", "a100", spec("eagle3"), spec("eagle3", model="/models/eagle3"),
+             "eagle3 without -> with a draft model"),
+    Boundary("speculative-draft-model-missing", "a100", spec("draft_model"), spec("ngram"),
+             "draft_model -> ngram (no draft weights)"),
+    Boundary("speculative-mtp-unsupported", "a100", {**spec("mtp"), "model": mtp_layers(0)},
+             {**spec("mtp"), "model": mtp_layers(1)}, "0 -> 1 MTP layer"),
+    Boundary("speculative-mtp-unsupported", "a100", {**spec("qwen3_5_mtp"), "model": mtp_layers(0)},
+             {**spec("ngram"), "model": mtp_layers(0)}, "no MTP layers: qwen3_5_mtp (an mtp alias) -> ngram"),
+    Boundary("speculative-method-deprecated", "a100", spec("qwen3_next_mtp"), spec("mtp"),
+             "qwen3_next_mtp -> mtp", says=("method: mtp",)),
+    Boundary("speculative-tokens-many", "a100", spec("mtp", 2), spec("mtp", 1), "MTP: 2 -> 1 token"),
+    Boundary("speculative-tokens-many", "a100", spec("qwen3_next_mtp", 2), spec("ngram", 2),
+             "2 tokens: an MTP alias -> ngram"),
+    Boundary("speculative-tokens-indivisible", "a100", {**spec("mtp", 3), "model": mtp_layers(2)},
+             {**spec("mtp", 4), "model": mtp_layers(2)}, "2 MTP layers: 3 -> 4 tokens",
+             fix="set engine.speculativeConfig.numSpeculativeTokens to at most 2, or a multiple: 2, 4, 6"),
+    Boundary("speculative-tokens-indivisible", "a100", {**spec("mtp", 3), "model": mtp_layers(2)},
+             {**spec("ngram", 3), "model": mtp_layers(2)}, "3 tokens, 2 MTP layers: mtp -> ngram"),
+    Boundary("speculative-tokens-indivisible", "a100", {**spec("mtp", 3), "model": mtp_layers(2)},
+             {**spec("mtp", 3), "model": mtp_layers(3)}, "3 tokens: 2 -> 3 MTP layers"),
+    Boundary("speculative-tokens-indivisible", "a100", {**spec("mtp", 5), "model": mtp_layers(2)},
+             {**spec("mtp", 2), "model": mtp_layers(2)}, "2 MTP layers: 5 -> 2 tokens (at most the layers)"),
+]
+
+
+@pytest.mark.parametrize("case", BOUNDARIES, ids=[c.id for c in BOUNDARIES])
+def test_boundary(case: Boundary) -> None:
+    check_boundary(case)

@@ -1,0 +1,114 @@
+"""The scheduler's batch limits: tokens per step against sequences, context and the KV block.
+
+vLLM fills the limits a stack leaves unset from per-GPU defaults (engine/arg_utils.py
+`EngineArgs._set_default_max_num_seqs_and_batched_tokens_args`), then checks them
+(config/scheduler.py `SchedulerConfig.verify_max_model_len`). A hybrid model with prefix
+caching runs in "align" mode, whose attention block must fit one step's tokens.
+"""
+
+from __future__ import annotations
+
+from vllm_serving.catalog.gpus import GpuSpec
+from vllm_serving.findings import Severity, config_key
+from vllm_serving.rules.base import KEY, Context, Facts, Rule
+
+TOKENS = config_key("engine", "maxNumBatchedTokens")
+SEQS = config_key("engine", "maxNumSeqs")
+# EngineArgs.get_batch_defaults for the OpenAI server: (max_num_batched_tokens, max_num_seqs),
+# larger on GPUs with 70 GiB or more that are not A100s (PR #17885: A100s lose throughput).
+SERVER_DEFAULTS = (2048, 256)
+LARGE_GPU_DEFAULTS = (8192, 1024)
+LARGE_GPU_MIB = 70 * 1024
+SMALL_DEFAULTS_NAMES = ("a100",)
+
+
+def batch_defaults(gpu: GpuSpec) -> tuple[int, int]:
+    """vLLM's (max_num_batched_tokens, max_num_seqs) for this GPU when a stack sets neither."""
+    name = gpu.product_label.lower()
+    large = gpu.memory_mib >= LARGE_GPU_MIB and not any(n in name for n in SMALL_DEFAULTS_NAMES)
+    return LARGE_GPU_DEFAULTS if large else SERVER_DEFAULTS
+
+
+def max_len(ctx: Context) -> int:
+    return ctx.engine.max_model_len or ctx.model.max_position_embeddings
+
+
+def batch_limits(ctx: Context) -> tuple[int, int]:
+    """The (max_num_batched_tokens, max_num_seqs) vLLM runs with: the stack's, else defaults
+    clamped as `_set_default_max_num_seqs_and_batched_tokens_args` clamps them."""
+    default_tokens, default_seqs = batch_defaults(ctx.gpu)
+    seqs = ctx.engine.max_num_seqs or default_seqs
+    tokens = ctx.engine.max_num_batched_tokens
+    if tokens is None:
+        tokens = default_tokens if ctx.chunked_prefill else max(max_len(ctx), default_tokens)
+        tokens = min(seqs * max_len(ctx), tokens)
+    if ctx.engine.max_num_seqs is None:
+        seqs = min(seqs, tokens)
+    return tokens, seqs
+
+
+def _align(ctx: Context) -> bool:
+    return ctx.plan.mamba_cache_mode == "align"
+
+
+def _tokens_below_len(ctx: Context) -> Facts | None:
+    tokens = ctx.engine.max_num_batched_tokens
+    if tokens is not None and not ctx.chunked_prefill and tokens < max_len(ctx):
+        return {"tokens": tokens, "len": max_len(ctx)}
+    return None
+
+
+def _tokens_below_seqs(ctx: Context) -> Facts | None:
+    tokens, seqs = batch_limits(ctx)
+    if tokens < seqs:
+        key = TOKENS if ctx.engine.max_num_batched_tokens is not None else SEQS
+        return {KEY: key, "tokens": tokens, "seqs": seqs}
+    return None
+
+
+def _align_block(ctx: Context) -> Facts | None:
+    tokens, _ = batch_limits(ctx)
+    if _align(ctx) and ctx.plan.block_size > tokens:
+        return {"block": ctx.plan.block_size, "tokens": tokens}
+    return None
+
+
+def _align_chunked(ctx: Context) -> Facts | None:
+    return {} if _align(ctx) and not ctx.chunked_prefill else None
+
+
+ALIGN_SRC = ("vllm/model_executor/models/config.py MambaModelConfig.verify_and_update_config and "
+             "HybridAttentionMambaModelConfig.verify_and_update_config")
+
+RULES: tuple[Rule, ...] = (
+    Rule("max-num-batched-tokens-below-max-model-len", Severity.ERROR, TOKENS,
+         "maxNumBatchedTokens {tokens} is below maxModelLen {len} and chunked prefill is off",
+         "raise engine.maxNumBatchedTokens to {len}, lower engine.maxModelLen, or drop "
+         "--no-enable-chunked-prefill from engine.extraArgs",
+         "Without chunked prefill a prompt is scheduled whole: one step must hold maxModelLen tokens.",
+         "vLLM exits: \"max_num_batched_tokens (N) is smaller than max_model_len (M)\".",
+         "vllm/config/scheduler.py SchedulerConfig.verify_max_model_len", _tokens_below_len),
+    Rule("max-num-batched-tokens-below-max-num-seqs", Severity.ERROR, TOKENS,
+         "maxNumBatchedTokens {tokens} is below maxNumSeqs {seqs}",
+         "raise engine.maxNumBatchedTokens to at least {seqs}, or lower engine.maxNumSeqs",
+         "Each scheduled sequence needs a token of the step; vLLM's defaults (2048, or 8192 on "
+         "70 GiB+ GPUs other than A100) apply to the unset one (keyed on maxNumSeqs then).",
+         "vLLM exits: \"max_num_batched_tokens (N) must be greater than or equal to max_num_seqs (M)\".",
+         "vllm/config/scheduler.py SchedulerConfig.verify_max_model_len; vllm/engine/arg_utils.py "
+         "EngineArgs.get_batch_defaults", _tokens_below_seqs),
+    Rule("hybrid-block-exceeds-batched-tokens", Severity.ERROR, TOKENS,
+         "with prefix caching this hybrid model's attention block is {block} tokens, above "
+         "maxNumBatchedTokens {tokens}",
+         "raise engine.maxNumBatchedTokens to at least {block}, or set engine.enablePrefixCaching: false",
+         "Hybrid model with prefix caching (\"align\" mode): the attention block (grown to hold a "
+         "linear-attention state) fits one step's tokens.",
+         "vLLM fails an assertion after profiling: \"In Mamba cache align mode, block_size (N) must be "
+         "<= max_num_batched_tokens (M)\".",
+         f"vllm/config/vllm.py VllmConfig.validate_block_size; {ALIGN_SRC}", _align_block),
+    Rule("hybrid-prefix-caching-needs-chunked-prefill", Severity.ERROR, config_key("engine", "extraArgs"),
+         "prefix caching on a hybrid model runs in align mode, which needs chunked prefill",
+         "drop --no-enable-chunked-prefill from engine.extraArgs, or set engine.enablePrefixCaching: false",
+         "Hybrid model with prefix caching and --no-enable-chunked-prefill.",
+         "vLLM fails an assertion at startup: \"Chunked prefill is required for mamba cache mode 'align'\".",
+         ALIGN_SRC, _align_chunked),
+)
