@@ -97,7 +97,10 @@ def container_command(inputs: dict[str, Any], image_ref: str) -> RunCommand:
         cmd.options["--shm-size"] = int(inputs["shmSize"])
     port = inputs["ports"][0]
     cmd.options["-p"] = f"{int(port['external'])}:{int(port['internal'])}"
-    cmd.options["--gpus"] = inputs["gpus"]
+    if inputs.get("deviceRequests"):  # specific GPUs, as `docker run --gpus '"device=6,7"'` gives them
+        cmd.options["--gpus"] = "device=" + ",".join(inputs["deviceRequests"][0]["deviceIds"])
+    else:
+        cmd.options["--gpus"] = inputs["gpus"]
     for v in inputs["volumes"]:
         cmd.volumes.add((v.get("hostPath") or v["volumeName"], v["containerPath"], bool(v.get("readOnly"))))
     cmd.env = dict(e.split("=", 1) for e in inputs.get("envs", []))

@@ -16,6 +16,7 @@ def _v100(seed: RunCommand) -> None:
     del seed.env["VLLM_USE_V1"]  # removed in vLLM (vllm#28204); v0.19.1 ignores it
     del seed.args["--trust-remote-code"]  # Qwen3.5 is native in vLLM >= 0.17
     seed.options["--gpus"] = "all"  # explicit; the seed relies on the runtime's default
+    del seed.options["--shm-size"]  # Docker ignores it with --ipc=host (the host's /dev/shm is used)
     seed.volumes = {(s, d, True) if d.startswith("/data/models") else (s, d, ro)
                     for s, d, ro in seed.volumes}  # weights read-only
 
@@ -28,6 +29,7 @@ def _a100(seed: RunCommand) -> None:
     seed.volumes = {("/data/models/Qwen3.6-27B-FP8", "/Qwen3.6-27B-FP8", True),  # real path, read-only
                     ("vllm-cache", "/root/.cache/vllm", False)}  # compile cache kept
     seed.args["--attention-backend"] = "FLASHINFER"  # FP8 KV cache on CC 8.0
+    seed.args["--max-num-seqs"] = 32.0  # the seed's own tuning (its performance section)
     spec = json.loads(seed.args["--speculative-config"])
     assert spec["method"] == "qwen3_next_mtp"
     spec["method"] = "mtp"  # merged into mtp (vllm#25232)

@@ -28,9 +28,15 @@ LIVENESS = {"periodSeconds": 30, "timeoutSeconds": 10, "failureThreshold": 3}
 # On top of the model load: scheduling and pulling a ~20 GB image onto a fresh node.
 IMAGE_PULL_ALLOWANCE_SECONDS = 900
 
+# Image pulls (the RemoteImage, not the container): an internal registry over a busy 100 Mbit/s
+# link moves ~10 MiB/s; the sizes per image class are in engine/defaults.py.
+PULL_MIB_PER_SECOND = 10
+PULL_BASE_SECONDS = 120
+
 # Pulumi's margin over each backend's own wait.
-DOCKER_TIMEOUT_MARGIN_SECONDS = 600
-"""Docker: over the healthcheck wait, for creating the container and starting it."""
+DOCKER_TIMEOUT_MARGIN_SECONDS = 120
+"""Docker: over the healthcheck wait, for creating and starting the container (the image is
+already on the host: the pull is the RemoteImage's, with its own timeout)."""
 KUBERNETES_TIMEOUT_MARGIN_SECONDS = 300
 """Kubernetes: beyond the rollout deadline, so Kubernetes reports ProgressDeadlineExceeded first."""
 
@@ -44,6 +50,12 @@ def startup_budget_seconds(weights_gib: float) -> int:
 def docker_wait_seconds(startup_seconds: int) -> int:
     """How long Docker's `wait` polls for healthy: the start period, then every retry."""
     return startup_seconds + HEALTH_INTERVAL_SECONDS * (HEALTH_RETRIES + 1)
+
+
+def image_pull_seconds(image_gib: float) -> int:
+    """How long pulling an image of `image_gib` may take, in whole minutes."""
+    raw = PULL_BASE_SECONDS + image_gib * 1024 / PULL_MIB_PER_SECOND
+    return int(math.ceil(raw / 60) * 60)
 
 
 def startup_probe_failures(startup_seconds: int) -> int:

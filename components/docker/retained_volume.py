@@ -29,7 +29,8 @@ class RetainedVolume(pulumi.ComponentResource):
             volume = docker.Volume(
                 name,
                 name=mount.source,
-                labels=[docker.VolumeLabelArgs(label="vllm-serving.retained", value="true")],
+                # no labels or driver options: Docker adopts an existing volume unchanged, and the
+                # provider would read its (absent) labels back and replace it on every run
                 opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True, protect=protect),
             )
             self.volume_name = volume.name

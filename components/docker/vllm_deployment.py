@@ -12,7 +12,7 @@ from components.docker.model_volume import ModelVolume
 from components.docker.registry_image import RegistryImage
 from components.docker.vllm_server import VllmServer
 from vllm_serving.engine.flags import SECRET_ENV
-from vllm_serving.render.docker_container import cache_mount, container_spec, model_mount
+from vllm_serving.render.docker_container import cache_mount, container_spec, model_mount, pull_timeout_seconds
 from vllm_serving.render.docker_run import docker_run_command
 from vllm_serving.spec import ServingSpec
 
@@ -57,7 +57,7 @@ class VllmDeployment(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self),
         )
         child = pulumi.ResourceOptions(parent=self, providers={"docker": provider})
-        image = RegistryImage(f"{name}-image", spec.settings.image.reference, child)
+        image = RegistryImage(f"{name}-image", spec.settings.image.reference, pull_timeout_seconds(spec), child)
         weights = ModelVolume(f"{name}-model", model_mount(spec), spec.settings.model.protect, child)
         cache_spec = cache_mount(spec)
         cache = CacheVolume(f"{name}-cache", cache_spec, child) if cache_spec else None

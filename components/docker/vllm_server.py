@@ -1,4 +1,9 @@
-"""The vLLM container on a Docker host."""
+"""The vLLM container on a Docker host, set the way the real provider applies it.
+
+pulumi-docker's container update applies only restart policy and resource limits; every other
+input change replaces the container, except a few it silently ignores (the healthcheck and the
+wait timeout): those are listed in `replace_on_changes`, so a changed start period takes effect.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,9 @@ import pulumi_docker as docker
 
 from vllm_serving.render.docker_container import ContainerSpec
 from vllm_serving.timing import DOCKER_TIMEOUT_MARGIN_SECONDS, whole_minutes
+
+# Inputs the provider's update neither applies nor marks as forcing a replacement.
+IGNORED_BY_UPDATE = ("healthcheck", "waitTimeout", "wait", "destroyGraceSeconds")
 
 
 def _envs(spec: ContainerSpec, secret_env: Mapping[str, pulumi.Output[str]]) -> pulumi.Input[list[str]]:
@@ -46,7 +54,13 @@ class VllmServer(pulumi.ComponentResource):
             image=image,
             command=list(spec.command),
             envs=_envs(spec, secret_env),
-            gpus=spec.gpus,
+            # `gpus="device=6,7"` is CSV-split by the provider into Count 7 + DeviceIDs [6], which
+            # dockerd refuses: specific GPUs go through a device request, driver set explicitly
+            # (the provider's default driver is `cdi`)
+            gpus=None if spec.device_ids else spec.gpus,
+            device_requests=[docker.ContainerDeviceRequestArgs(
+                driver="nvidia", device_ids=list(spec.device_ids), capabilities=["gpu"],
+            )] if spec.device_ids else None,
             runtime=spec.runtime,
             ipc_mode=spec.ipc_mode,
             shm_size=spec.shm_size_mb,  # MB, the provider's unit
@@ -61,6 +75,10 @@ class VllmServer(pulumi.ComponentResource):
                 start_period=hc.start_period, retries=hc.retries,
             ),
             restart=spec.restart,
+            # vLLM drains on SIGTERM; without destroy_grace_seconds the provider stops with 0 s
+            stop_signal=spec.stop_signal,
+            stop_timeout=spec.stop_grace_seconds,
+            destroy_grace_seconds=spec.stop_grace_seconds,
             must_run=True,
             wait=True,
             wait_timeout=spec.wait_timeout_seconds,
@@ -72,6 +90,9 @@ class VllmServer(pulumi.ComponentResource):
                 # fixed container name and host port: the old container must go first
                 delete_before_replace=True,
                 custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
+                replace_on_changes=list(IGNORED_BY_UPDATE),
+                # a secret env value makes the list secret on the wire; keep it so in the state
+                additional_secret_outputs=["envs"],
             ),
         )
         self.register_outputs({"containerName": self.container.name})

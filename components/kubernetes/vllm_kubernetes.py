@@ -8,6 +8,7 @@ Deployment long enough for the model load (Pulumi's await gives up after 10 minu
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,7 +18,9 @@ import pulumi_kubernetes as k8s
 from vllm_serving.render.kubernetes.objects import KubernetesObjects, render_objects
 from vllm_serving.render.kubernetes.parts import (
     DOCKER_HUB,
+    SECRETS_CHECKSUM,
     Obj,
+    credentials_checksum,
     dockerconfigjson,
     rollout_seconds,
     secret_env_keys,
@@ -51,10 +54,12 @@ class VllmKubernetes(pulumi.ComponentResource):
         objects = render_objects(spec)  # secret values masked; the real ones are set below
         self.namespace_resource: k8s.core.v1.Namespace | None = None
         if objects.namespace is not None:
-            # Deleting a namespace deletes every claim in it: keep it when it holds the weights.
+            # Deleting a namespace deletes every claim in it, retain_on_delete on the claims
+            # notwithstanding: a namespace the stack creates is never deleted (destroy, rename).
             self.namespace_resource = k8s.core.v1.Namespace(
                 f"{name}-namespace", metadata=objects.namespace["metadata"],
-                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=objects.weights_claim is not None))
+                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True,
+                                            protect=spec.settings.model.protect))
         first = [self.namespace_resource] if self.namespace_resource else []
         self.registry_secret = self._registry_secret(name, objects, first)
         self.credentials_secret = self._credentials_secret(name, objects, first)
@@ -65,7 +70,7 @@ class VllmKubernetes(pulumi.ComponentResource):
                               self.weights_claim, self.cache_claim) if r is not None]
         timeout = deployment_timeout(spec)
         self.deployment = k8s.apps.v1.Deployment(
-            name, metadata=objects.deployment["metadata"], spec=objects.deployment["spec"],
+            name, metadata=objects.deployment["metadata"], spec=self._rolling_on_new_credentials(objects),
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=needed,
                 custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout)))
@@ -85,6 +90,17 @@ class VllmKubernetes(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*first, self.deployment]))
         self.outputs = self._outputs()
         self.register_outputs(self.outputs)
+
+    def _rolling_on_new_credentials(self, objects: KubernetesObjects) -> Any:
+        """The Deployment spec with the real credentials' checksum on the pod template."""
+        body: Any = copy.deepcopy(objects.deployment["spec"])
+        keys = secret_env_keys(self._spec)
+        if keys:
+            values = pulumi.Output.all(**{key: self._secret(key) for key in keys.values()})
+            # a slow salted hash, not the values: safe to show in the preview diff
+            body["template"]["metadata"]["annotations"][SECRETS_CHECKSUM] = pulumi.Output.unsecret(
+                values.apply(lambda v: credentials_checksum(self._spec, v)))
+        return body
 
     def _secret(self, key: str) -> pulumi.Output[str]:
         if key not in self._secrets:

@@ -9,6 +9,7 @@ import pytest
 
 from tests.paths import ROOT
 from vllm_serving.cli import main
+from vllm_serving.stack_files.loader import load_settings, read_stack_file
 
 QWEN3_4B = ROOT / "tests" / "fixtures" / "hf" / "qwen3-4b.config.json"
 KEYS = {"weights_gib_per_gpu", "kv_bytes_per_token_per_gpu", "available_kv_gib", "kv_cache_tokens",
@@ -62,3 +63,60 @@ def test_bad_config_json_is_a_finding_line(tmp_path: Path, capsys: pytest.Captur
     path.write_text('{"model_type": "qwen3"}')
     assert main(["capacity", "--model-config", str(path), "--gpu", "L4", "--tp", "1"]) == 1
     assert capsys.readouterr().err.startswith("ERROR model-config-invalid")
+
+
+def _capacity_args(stack: str) -> list[str]:
+    """`capacity` flags carrying the same inputs as the stack file."""
+    settings = load_settings(read_stack_file(ROOT / f"Pulumi.{stack}.yaml"))
+    engine, spec_cfg = settings.engine, settings.engine.speculative_config
+    args = ["--model", str(settings.model.name), "--gpu", settings.hardware.gpu,
+            "--tp", str(engine.tensor_parallel_size), "--max-model-len", str(engine.max_model_len),
+            "--gpu-memory-utilization", str(engine.gpu_memory_utilization)]
+    args += ["--dtype", engine.dtype] if engine.dtype else []
+    args += ["--kv-cache-dtype", engine.kv_cache_dtype] if engine.kv_cache_dtype else []
+    args += ["--enable-prefix-caching" if engine.enable_prefix_caching else "--no-enable-prefix-caching"]
+    if spec_cfg is not None:
+        args += ["--num-speculative-tokens", str(spec_cfg.num_speculative_tokens),
+                 "--speculative-method", spec_cfg.method]
+    return args
+
+
+@pytest.mark.parametrize("stack", ["v100", "a100"])
+def test_capacity_agrees_with_plan(stack: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Same inputs, same figures: no --vllm-version means the project's pinned image tag."""
+    assert main(["--project-dir", str(ROOT), "plan", stack, "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["capacity"]
+    assert main(["--project-dir", str(ROOT), "capacity", *_capacity_args(stack), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == planned
+
+
+def test_prefix_caching_and_speculative_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["--model", "Qwen3.6-27B-FP8", "--gpu", "A100-80GB", "--tp", "4", "--max-model-len", "262144",
+            "--kv-cache-dtype", "fp8", "--available-kv-gib", "60"]
+    default = _json(base, capsys)
+    off = _json([*base, "--no-enable-prefix-caching"], capsys)
+    on = _json([*base, "--enable-prefix-caching"], capsys)
+    mtp = _json([*base, "--enable-prefix-caching", "--num-speculative-tokens", "4"], capsys)
+    assert default == off and off["mamba_cache_mode"] == "none"  # vLLM's default for a hybrid
+    assert on["mamba_cache_mode"] == "align" and on["blocks_per_request"] == off["blocks_per_request"] + 3
+    assert (on["block_size"], mtp["block_size"]) == (1568, 1616)
+    assert mtp["kv_bytes_per_token_per_gpu"] == 17 * 2 * 256  # the MTP layer joins the KV cache
+
+
+def test_default_vllm_version_is_the_projects_pin(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No --vllm-version: Pulumi.yaml's image.tag, else v0.19.1 - never "newest" (which would
+    subtract CUDA graphs that v0.19.1 captures outside the KV budget)."""
+    args = ["capacity", "--model", "Qwen3.5-27B", "--gpu", "A100-80GB", "--tp", "4", "--json"]
+
+    def run(project: Path, *extra: str) -> dict[str, object]:
+        assert main(["--project-dir", str(project), *args, *extra]) == 0
+        data: dict[str, object] = json.loads(capsys.readouterr().out)
+        return data
+
+    pinned, newer = run(tmp_path, "--vllm-version", "v0.19.1"), run(tmp_path, "--vllm-version", "v0.21.0")
+    assert pinned != newer
+    assert run(tmp_path) == pinned  # no Pulumi.yaml: the release the planner reproduces
+    assert run(ROOT) == pinned  # the shipped project pins v0.19.1
+    (tmp_path / "Pulumi.yaml").write_text(
+        "name: p\nruntime: python\nconfig:\n  vllm-serving:image:\n    value:\n      tag: v0.21.0\n")
+    assert run(tmp_path) == newer

@@ -23,10 +23,14 @@ def _run(program: Any, stack: str, **secrets: str) -> Any:
                    secrets={"registryPassword": PASSWORD, **secrets})
 
 
-@pytest.mark.parametrize(("stack", "shm_mb"), [("v100", 131072), ("a100", 32768)])
-def test_shm_size_is_in_megabytes(program, stack: str, shm_mb: int) -> None:
-    # the seeds say 128g and 32gb; the provider's shm_size is MB
-    assert _run(program, stack).one("Container").inputs["shmSize"] == shm_mb
+def test_shm_size_is_in_megabytes(program) -> None:
+    # the seed says 32gb; the provider's shm_size is MB
+    assert _run(program, "a100").one("Container").inputs["shmSize"] == 32768
+
+
+def test_shm_size_is_dropped_with_host_ipc(program) -> None:
+    # Docker ignores --shm-size with --ipc=host (the host's /dev/shm is used): v100 sets 128g
+    assert "shmSize" not in _run(program, "v100").one("Container").inputs
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -128,8 +132,43 @@ def test_named_model_volume_is_retained_and_protected_on_request(program) -> Non
     assert mount["readOnly"] is True
 
 
-def test_device_ids_become_gpus_device_list(program) -> None:
-    assert _run(program, "a100").one("Container").inputs["gpus"] == "device=6,7,8,9"
+def test_specific_gpus_go_through_device_requests(program) -> None:
+    # the provider CSV-splits gpus="device=6,7,8,9" into Count 9 + DeviceIDs [6], which dockerd refuses
+    inputs = _run(program, "a100").one("Container").inputs
+    assert "gpus" not in inputs
+    assert inputs["deviceRequests"] == [{"driver": "nvidia", "deviceIds": ["6", "7", "8", "9"],
+                                         "capabilities": ["gpu"]}]
+
+
+def test_all_gpus_use_gpus_all(program) -> None:
+    inputs = _run(program, "v100").one("Container").inputs
+    assert inputs["gpus"] == "all" and "deviceRequests" not in inputs
+
+
+def test_container_stops_gracefully(program) -> None:
+    # without destroyGraceSeconds the provider stops with a 0 s timeout on replace and destroy
+    inputs = _run(program, "v100").one("Container").inputs
+    assert (inputs["destroyGraceSeconds"], inputs["stopTimeout"], inputs["stopSignal"]) == (60, 60, "SIGTERM")
+
+
+def test_pull_timeout_sits_on_the_remote_image(program) -> None:
+    run = _run(program, "v100")
+    image = run.one("RemoteImage")
+    # a ~20 GiB CUDA image at 10 MiB/s plus 2 min: 37 min, above the provider's 20-minute default
+    assert image.custom_timeouts == {"create": "37m", "update": "37m"}
+    config = shipped_stack("v100")
+    config["vllm-serving:image"] = {**config["vllm-serving:image"], "pullTimeout": "90m"}
+    run = program(config, stack="v100", secrets={"registryPassword": PASSWORD})
+    assert run.one("RemoteImage").custom_timeouts["create"] == "90m"
+
+
+def test_adopted_volumes_carry_no_labels(program) -> None:
+    # Docker adopts an existing volume unchanged; labels read back would replace it on every run
+    config = shipped_stack("v100")
+    config["vllm-serving:cache"] = {"volumeName": "shared-cache"}
+    run = program(config, stack="v100", secrets={"registryPassword": PASSWORD})
+    for volume in run.of_type("index/volume:Volume"):
+        assert "labels" not in volume.inputs and "driverOpts" not in volume.inputs
 
 
 def test_docker_host_over_ssh(program) -> None:

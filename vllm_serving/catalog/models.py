@@ -39,9 +39,11 @@ class LinearAttention(_Facts):
     value_head_dim: int = Field(ge=1)
     """Dimension of each value head."""
     conv_kernel: int = Field(default=4, ge=1)
-    """Width of the short convolution, whose window is also kept per sequence."""
-    state_dtype_bytes: int = Field(default=4, ge=1)
-    """Bytes per element of the recurrent state (float32 in vLLM)."""
+    """Width of the short convolution (`linear_conv_kernel_dim`); its last kernel - 1 inputs,
+    plus one row per speculative token, are kept per sequence."""
+    state_dtype_bytes: int | None = Field(default=None, ge=1)
+    """Bytes per element of the recurrent state: config.json's `mamba_ssm_dtype` (float32 -> 4)
+    where the architecture reads it (Qwen3.5/3.6); unset: the compute dtype, as vLLM does."""
 
 
 class ModelArchitecture(_Facts):
@@ -122,7 +124,10 @@ _QWEN3_5_27B = dict(
     num_attention_heads=24,
     num_key_value_heads=4,
     head_dim=256,
-    full_attention_layers=16,  # every 4th of 64 layers
+    full_attention_layers=16,  # full_attention_interval 4: every 4th of 64 layers
+    # config.json text_config: linear_num_key_heads, linear_num_value_heads,
+    # linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim, mamba_ssm_dtype float32
+    # (tests/fixtures/hf/qwen3.5-27b.config.json); Qwen3.6-27B is taken to share it (same architecture).
     linear_attention=LinearAttention(
         num_layers=48,
         num_key_heads=16,
@@ -132,7 +137,7 @@ _QWEN3_5_27B = dict(
         conv_kernel=4,
         state_dtype_bytes=4,
     ),
-    mtp_layers=1,
+    mtp_layers=1,  # mtp_num_hidden_layers
     min_vllm_version="0.17.0",
 )
 

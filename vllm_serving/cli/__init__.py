@@ -11,7 +11,7 @@ from pathlib import Path
 from vllm_serving.findings import ConfigError
 
 # Each subcommand lives in its own module with `register(subparsers)`.
-COMMANDS = ("plan", "check", "capacity", "render", "catalogs", "diff", "affected")
+COMMANDS = ("plan", "check", "capacity", "render", "catalogs", "diff", "affected", "smoke")
 
 
 def build_parser() -> argparse.ArgumentParser:

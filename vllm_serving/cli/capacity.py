@@ -11,8 +11,16 @@ from typing import Any, get_args
 from vllm_serving.catalog.gpus import GPUS, find_gpu, suggest_gpu
 from vllm_serving.catalog.hf_config import load_hf_config
 from vllm_serving.catalog.models import MODELS, ModelArchitecture, find_model, suggest_model
-from vllm_serving.planner.capacity import CapacityInputs, parse_vllm_version, plan
+from vllm_serving.findings import ConfigError
+from vllm_serving.planner.capacity import (
+    PINNED_VLLM_VERSION,
+    CapacityInputs,
+    draft_attention_layers,
+    parse_vllm_version,
+    plan,
+)
 from vllm_serving.settings import Dtype, KvCacheDtype
+from vllm_serving.stack_files.loader import project_defaults
 
 # The JSON keys scripts rely on first, then the rest of the plan.
 MAIN_KEYS = ("weights_gib_per_gpu", "kv_bytes_per_token_per_gpu", "available_kv_gib",
@@ -24,6 +32,23 @@ def _positive_float(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text} is not above 0")
     return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is below 0")
+    return value
+
+
+def _pinned_version(project_dir: Path) -> tuple[int, int, int]:
+    """The project's image.tag (Pulumi.yaml), else the release the planner reproduces."""
+    try:
+        image = project_defaults(project_dir).get("vllm-serving:image")
+    except ConfigError:
+        image = None
+    tag = image.get("tag") if isinstance(image, dict) else None
+    return parse_vllm_version(tag if isinstance(tag, str) else None) or PINNED_VLLM_VERSION
 
 
 def register(subparsers: Any) -> None:
@@ -46,7 +71,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--max-model-len", type=int, help="default: the model's max_position_embeddings")
     parser.add_argument("--available-kv-gib", type=_positive_float,
                         help="KV memory vLLM logged ('Available KV cache memory'); skips the estimate")
-    parser.add_argument("--vllm-version", help="image's vLLM version, e.g. v0.19.1 (default: newest)")
+    parser.add_argument("--enable-prefix-caching", action=argparse.BooleanOptionalAction,
+                        help="as vLLM's flag (default: vLLM's for the model, off for hybrids); "
+                             "on, hybrid models keep 2 state blocks per request ('align' mode)")
+    parser.add_argument("--num-speculative-tokens", type=_non_negative_int, default=0, metavar="N",
+                        help="speculative tokens per step (default 0)")
+    parser.add_argument("--speculative-method", default="mtp",
+                        help="draft method of --num-speculative-tokens (default mtp: the model's "
+                             "MTP layers join the KV cache)")
+    parser.add_argument("--vllm-version",
+                        help="image's vLLM version, e.g. v0.19.1 (default: the project's image.tag "
+                             "in Pulumi.yaml, else v0.19.1)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.set_defaults(func=run)
 
@@ -90,11 +125,14 @@ def run(args: argparse.Namespace) -> int:
     version = parse_vllm_version(args.vllm_version)
     if args.vllm_version and version is None:
         return _error(f"'{args.vllm_version}' is not a version such as v0.19.1")
+    speculative = args.num_speculative_tokens
     result = plan(CapacityInputs(
         model=model, gpu=gpu, tp=args.tp, pp=args.pp, dtype=args.dtype,
         kv_cache_dtype=args.kv_cache_dtype, gpu_memory_utilization=args.gpu_memory_utilization,
         max_model_len=args.max_model_len, available_kv_gib=args.available_kv_gib,
-        vllm_version=version,
+        enable_prefix_caching=args.enable_prefix_caching, num_speculative_tokens=speculative,
+        draft_attention_layers=draft_attention_layers(model, args.speculative_method) if speculative else 0,
+        vllm_version=version or _pinned_version(args.project_dir),
     )).as_dict()
     ordered = {key: result[key] for key in MAIN_KEYS} | result
     if args.json:

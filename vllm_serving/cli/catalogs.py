@@ -33,8 +33,8 @@ def run_gpus(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     print(_table(("GPU", "CC", "GiB", "ARCHITECTURE", "KUBERNETES LABEL (nvidia.com/gpu.product)"),
-                 [(r["name"], r["computeCapability"], f"{r['memoryGib']:g}", r["architecture"],
-                   r["productLabel"]) for r in rows]))
+                 [(g.name, f"{g.compute_capability[0]}.{g.compute_capability[1]}", f"{round(g.memory_gib, 1):g}",
+                   g.architecture, g.product_label) for g in GPUS.values()]))
     return 0
 
 
@@ -46,10 +46,10 @@ def run_models(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
+    notes = {name: ", ".join(n for n, on in (("hybrid attention", m.linear_attention is not None),
+                                             (f"{m.mtp_layers} MTP layer(s)", m.mtp_layers > 0)) if on)
+             for name, m in MODELS.items()}
     print(_table(("MODEL", "ARCHITECTURE", "PARAMS", "WEIGHTS", "CONTEXT", "NOTES"),
-                 [(r["name"], str(r["architecture"]), f"{r['paramsBillion']:g}B",
-                   str(r["quantization"] or r["weightsDtype"]), str(r["maxPositionEmbeddings"]),
-                   ", ".join(n for n, on in (("hybrid attention", r["hybrid"]),
-                                              (f"{r['mtpLayers']} MTP layer(s)", r["mtpLayers"])) if on))
-                  for r in rows]))
+                 [(name, m.architecture, f"{m.params_billion:g}B", m.quantization or m.weights_dtype,
+                   str(m.max_position_embeddings), notes[name]) for name, m in MODELS.items()]))
     return 0

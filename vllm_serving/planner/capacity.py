@@ -3,8 +3,9 @@
 vLLM's worker (`vllm/v1/worker/gpu_worker.py`, `determine_available_memory`) computes
     available KV = total memory x gpu_memory_utilization
                    - (weights + torch peak activation + non-torch memory [+ CUDA graphs])
-and `vllm/v1/core/kv_cache_utils.py` turns that into blocks. Weights and the KV layout are
-exact; the overheads are measured by vLLM at startup, so here they are documented estimates.
+and `vllm/v1/core/kv_cache_utils.py` turns that into blocks (reproduced in `kv_sizing`).
+Weights and the KV layout are exact; the overheads are measured by vLLM at startup, so here
+they are documented estimates.
 `available_kv_gib` overrides the estimate with the figure vLLM logged, to check the rest alone.
 """
 
@@ -17,18 +18,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vllm_serving.catalog.gpus import GpuSpec
 from vllm_serving.catalog.models import ModelArchitecture
+from vllm_serving.planner.kv_sizing import (
+    MambaCacheMode,
+    default_prefix_caching,
+    kv_layout,
+    linear_state_bytes,
+)
 from vllm_serving.spec import ServingSpec
 
 GIB = 2**30
 
 # vLLM's default --gpu-memory-utilization (EngineArgs / CacheConfig) for the versions we target.
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
-# vLLM's default --block-size on CUDA: tokens per KV page.
-DEFAULT_BLOCK_SIZE = 16
-# Hybrid models grow the attention block in steps of the kernels' alignment (16) until an
-# attention page is as large as one layer's linear-attention state (vLLM's
-# HybridAttentionMambaModelConfig); the state page is then padded to the same size.
-BLOCK_ALIGNMENT = 16
+# The vLLM release whose KV arithmetic kv_sizing reproduces, and the project's pin
+# (Pulumi.yaml image.tag): what `capacity` assumes when no version is given.
+PINNED_VLLM_VERSION = (0, 19, 1)
 
 # "torch peak memory increase" of the profile run (a forward pass of max_num_batched_tokens
 # dummy tokens plus a sampler pass): 0.45-1.9 GiB in vLLM's DEBUG logs for 2-32B dense models;
@@ -93,7 +97,12 @@ class CapacityInputs(BaseModel):
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
     max_model_len: int | None = Field(default=None, ge=1)
     available_kv_gib: float | None = None
-    block_size: int = Field(default=DEFAULT_BLOCK_SIZE, ge=1)
+    block_size: int | None = Field(default=None, ge=1)
+    """`--block-size`; unset: vLLM's 16 (a hybrid model raises either to fit its state)."""
+    enable_prefix_caching: bool | None = None
+    """`--[no-]enable-prefix-caching`; unset: vLLM's default for the model (off for hybrids)."""
+    num_speculative_tokens: int = Field(default=0, ge=0)
+    """Speculative tokens per step: each adds a conv-state row and a state block per request."""
     draft_attention_layers: int = Field(default=0, ge=0)
     """Attention layers a speculative draft adds to the KV cache (MTP: the model's MTP layers)."""
     vllm_version: tuple[int, int, int] | None = None
@@ -113,6 +122,10 @@ class CapacityPlan(BaseModel):
     kv_cache_dtype: str
     gpu_memory_utilization: float
     max_model_len: int
+    enable_prefix_caching: bool
+    mamba_cache_mode: MambaCacheMode
+    """How linear-attention states are cached: `align` (prefix caching on) or `none`."""
+    num_speculative_tokens: int
     block_size: int
     weights_gib_per_gpu: float
     budget_gib: float
@@ -124,6 +137,12 @@ class CapacityPlan(BaseModel):
     available_kv_from_log: bool
     kv_bytes_per_token_per_gpu: int
     linear_state_bytes_per_seq_per_gpu: int
+    """One copy of every linear-attention layer's state (unpadded) for one sequence."""
+    page_size_bytes: int
+    """One block of one layer; every group's pages have this size."""
+    num_gpu_blocks: int
+    blocks_per_request: int
+    """Blocks one max_model_len request holds across the layer groups (vLLM's concurrency divisor)."""
     kv_cache_tokens: int
     """Tokens of KV the pool holds if all of it serves attention (linear states excluded)."""
     vllm_logged_kv_tokens: int
@@ -151,19 +170,6 @@ def _weights_gib(inputs: CapacityInputs, compute: str) -> float:
     return total / (inputs.tp * inputs.pp)
 
 
-def _linear_state_bytes(model: ModelArchitecture, tp: int, compute: str) -> int:
-    """One linear-attention layer's state per sequence on one GPU: the short-convolution
-    window (kernel - 1 steps of q, k and v, compute dtype) plus the recurrent state
-    (value heads x key dim x value dim, state dtype); both sharded over TP."""
-    lin = model.linear_attention
-    if lin is None:
-        return 0
-    conv_dim = 2 * lin.num_key_heads * lin.key_head_dim + lin.num_value_heads * lin.value_head_dim
-    conv = math.ceil(conv_dim / tp) * (lin.conv_kernel - 1) * _DTYPE_BYTES[compute]
-    recurrent = math.ceil(lin.num_value_heads / tp) * lin.key_head_dim * lin.value_head_dim
-    return conv + recurrent * lin.state_dtype_bytes
-
-
 def plan(inputs: CapacityInputs) -> CapacityPlan:
     model, gpu = inputs.model, inputs.gpu
     compute = compute_dtype(model, gpu, inputs.dtype)
@@ -185,62 +191,60 @@ def plan(inputs: CapacityInputs) -> CapacityPlan:
     assert available is not None
     avail_bytes = max(0, int(available * GIB))
 
+    prefix_caching = inputs.enable_prefix_caching
+    if prefix_caching is None:
+        prefix_caching = default_prefix_caching(model)
+    layout = kv_layout(
+        model, tp=inputs.tp, pp=inputs.pp, compute_bytes=_DTYPE_BYTES[compute], kv_bytes=kv_bytes,
+        max_model_len=max_len, prefix_caching=prefix_caching,
+        speculative_tokens=inputs.num_speculative_tokens,
+        draft_attention_layers=inputs.draft_attention_layers, block_size=inputs.block_size,
+    )
     # Per-token KV per GPU: K and V, each PP stage holding its share of the attention layers.
     full_layers = math.ceil((model.full_attention_layers + inputs.draft_attention_layers) / inputs.pp)
-    heads_per_gpu = max(1, model.num_key_value_heads // inputs.tp)
-    token_layer = 2 * heads_per_gpu * model.head_dim * kv_bytes
-    kv_per_token = full_layers * token_layer
-
     lin_layers = 0 if model.linear_attention is None else math.ceil(model.linear_attention.num_layers / inputs.pp)
-    state = _linear_state_bytes(model, inputs.tp, compute)
-    block = inputs.block_size
-    if state:
-        block = BLOCK_ALIGNMENT * math.ceil(state / (BLOCK_ALIGNMENT * token_layer))
-        block = max(block, inputs.block_size)
-    page = block * token_layer  # one block of one layer; linear states are padded to it
-
-    # vLLM's hybrid grouping (kv_cache_utils._get_kv_cache_groups_uniform_page_size): layers of
-    # each type split into groups of `group_size`; one memory pool per group slot.
-    counts = [n for n in (full_layers, lin_layers) if n]
-    group_size = min(counts)
-    if max(counts) < 1.5 * group_size:
-        group_size = max(counts)
-    attn_groups = math.ceil(full_layers / group_size)
-    lin_groups = math.ceil(lin_layers / group_size) if lin_layers else 0
-    num_blocks = avail_bytes // (page * group_size)
-
-    def per_request(length: int) -> int:
-        return group_size * page * (attn_groups * math.ceil(length / block) + lin_groups)
-
-    concurrency = avail_bytes / per_request(max_len)
-    fits_len = 0
-    if per_request(1) <= avail_bytes:
-        fits_len = (avail_bytes // (group_size * page) - lin_groups) // attn_groups * block
+    state = linear_state_bytes(model, inputs.tp, _DTYPE_BYTES[compute], inputs.num_speculative_tokens)
+    num_blocks = layout.num_blocks(avail_bytes)
+    per_request = layout.blocks_per_request(max_len)
+    concurrency = layout.max_concurrency(num_blocks)
     return CapacityPlan(
         model=model.architecture, gpu=gpu.name, tp=inputs.tp, pp=inputs.pp, dtype=compute,
         kv_cache_dtype=inputs.kv_cache_dtype or "auto", gpu_memory_utilization=util,
-        max_model_len=max_len, block_size=block,
+        max_model_len=max_len,
+        enable_prefix_caching=prefix_caching, mamba_cache_mode=layout.mamba_cache_mode,
+        num_speculative_tokens=inputs.num_speculative_tokens, block_size=layout.block_size,
         weights_gib_per_gpu=weights, budget_gib=budget, activation_gib=ACTIVATION_PEAK_GIB,
         non_torch_gib=non_torch, cuda_graph_gib=graphs, overhead_gib=overhead,
         available_kv_gib=available, available_kv_from_log=from_log,
-        kv_bytes_per_token_per_gpu=kv_per_token, linear_state_bytes_per_seq_per_gpu=lin_layers * state,
-        kv_cache_tokens=num_blocks * group_size // full_layers * block if full_layers else 0,
-        vllm_logged_kv_tokens=num_blocks // (attn_groups + lin_groups) * block,
-        max_concurrency=concurrency, max_model_len_that_fits=min(fits_len, model.max_position_embeddings),
+        kv_bytes_per_token_per_gpu=full_layers * layout.token_bytes,
+        linear_state_bytes_per_seq_per_gpu=lin_layers * state,
+        page_size_bytes=layout.page_size_bytes, num_gpu_blocks=num_blocks, blocks_per_request=per_request,
+        kv_cache_tokens=num_blocks * layout.group_size // full_layers * layout.block_size,
+        vllm_logged_kv_tokens=layout.logged_tokens(num_blocks),
+        max_concurrency=concurrency,
+        max_model_len_that_fits=min(layout.longest_request(num_blocks), model.max_position_embeddings),
         weights_fit=from_log or available > 0, fits_one_request=concurrency >= 1,
     )
+
+
+def draft_attention_layers(model: ModelArchitecture, method: str | None) -> int:
+    """Attention layers a speculative method adds to the target's KV cache: an MTP draft
+    (`mtp`, and the older per-model names such as `qwen3_next_mtp`) runs the model's own MTP
+    layers; other methods' drafts are not in the catalog and count as none."""
+    return model.mtp_layers if method is not None and method.endswith("mtp") else 0
 
 
 def spec_inputs(spec: ServingSpec) -> CapacityInputs:
     """Planner inputs from a resolved stack (engine flags, image version, draft layers)."""
     engine = spec.settings.engine
     spec_cfg = engine.speculative_config
-    draft = spec.model.mtp_layers if spec_cfg is not None and spec_cfg.method.endswith("mtp") else 0
     return CapacityInputs(
         model=spec.model, gpu=spec.gpu, tp=engine.tensor_parallel_size or 1,
         pp=engine.pipeline_parallel_size or 1, dtype=engine.dtype, kv_cache_dtype=engine.kv_cache_dtype,
         quantization=engine.quantization, gpu_memory_utilization=engine.gpu_memory_utilization,
-        max_model_len=engine.max_model_len, draft_attention_layers=draft,
+        max_model_len=engine.max_model_len, enable_prefix_caching=engine.enable_prefix_caching,
+        num_speculative_tokens=spec_cfg.num_speculative_tokens if spec_cfg is not None else 0,
+        draft_attention_layers=draft_attention_layers(spec.model, spec_cfg.method if spec_cfg else None),
         vllm_version=parse_vllm_version(spec.settings.image.tag),
     )
 

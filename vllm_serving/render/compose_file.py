@@ -55,6 +55,8 @@ def compose_service(c: ContainerSpec, secrets: Mapping[str, str] | None = None) 
         service["privileged"] = True
     service["deploy"] = {"resources": {"reservations": {"devices": _gpu_devices(c.gpus)}}}
     service["restart"] = c.restart
+    service["stop_signal"] = c.stop_signal
+    service["stop_grace_period"] = f"{c.stop_grace_seconds}s"
     hc = c.healthcheck
     service["healthcheck"] = {"test": list(hc.tests), "interval": hc.interval, "timeout": hc.timeout,
                               "start_period": hc.start_period, "retries": hc.retries}

@@ -9,9 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from vllm_serving.settings import VLLM_CACHE_PATH
+from vllm_serving.engine.defaults import IMAGE_SIZE_GIB, STOP_SIGNAL, VLLM_CACHE_PATH, image_size_class
 from vllm_serving.spec import ServingSpec
-from vllm_serving.timing import HEALTH_INTERVAL_SECONDS, HEALTH_RETRIES, HEALTH_TIMEOUT_SECONDS, docker_wait_seconds
+from vllm_serving.timing import (
+    HEALTH_INTERVAL_SECONDS,
+    HEALTH_RETRIES,
+    HEALTH_TIMEOUT_SECONDS,
+    docker_wait_seconds,
+    image_pull_seconds,
+)
 from vllm_serving.units import go_duration
 
 
@@ -41,9 +47,13 @@ class ContainerSpec:
     name: str
     image: str
     gpus: str
+    """`all`, or `device=6,7,8,9` as `docker run --gpus` takes it."""
+    device_ids: tuple[str, ...] | None
+    """Specific GPUs; the provider needs them as a device request (its `gpus` CSV-splits a list)."""
     runtime: str | None
     ipc_mode: str
     shm_size_mb: int | None
+    """None with `ipc_mode: host`, where Docker ignores it and uses the host's /dev/shm."""
     privileged: bool
     bind_address: str
     host_port: int
@@ -58,6 +68,8 @@ class ContainerSpec:
     log_opts: tuple[tuple[str, str], ...]
     labels: tuple[tuple[str, str], ...]
     wait_timeout_seconds: int
+    stop_signal: str
+    stop_grace_seconds: int
 
     @property
     def model_mount(self) -> Mount:
@@ -105,9 +117,10 @@ def container_spec(spec: ServingSpec, image: str | None = None) -> ContainerSpec
         name=s.container.name,
         image=image or s.image.reference,
         gpus="device=" + ",".join(map(str, ids)) if ids else "all",
+        device_ids=tuple(map(str, ids)) if ids else None,
         runtime=s.container.runtime,
         ipc_mode=s.container.ipc_mode,
-        shm_size_mb=s.container.shm_size_mb,
+        shm_size_mb=None if s.container.ipc_mode == "host" else s.container.shm_size_mb,
         privileged=s.container.privileged,
         bind_address=s.network.bind_address,
         host_port=s.network.host_port,
@@ -126,4 +139,14 @@ def container_spec(spec: ServingSpec, image: str | None = None) -> ContainerSpec
         ),
         # one more health interval than the start period: the first success may land just after it
         wait_timeout_seconds=docker_wait_seconds(spec.startup_seconds),
+        stop_signal=STOP_SIGNAL,
+        stop_grace_seconds=s.container.stop_grace_period,
     )
+
+
+def pull_timeout_seconds(spec: ServingSpec) -> int:
+    """How long the image pull may take: `image.pullTimeout`, else from the image's size class."""
+    image = spec.settings.image
+    if image.pull_timeout is not None:
+        return image.pull_timeout
+    return image_pull_seconds(IMAGE_SIZE_GIB[image_size_class(image.repository, image.tag)])

@@ -35,7 +35,7 @@ def docker_run_command(c: ContainerSpec, secrets: Mapping[str, str] | None = Non
     """Multi-line `docker run`; `secrets` maps env names to values to reveal them."""
     opts = ["-d", f"--name {shlex.quote(c.name)}"]
     if c.runtime:
-        opts.append(f"--runtime={c.runtime}")
+        opts.append(f"--runtime={shlex.quote(c.runtime)}")
     if c.privileged:
         opts.append("--privileged")
     # the inner quotes keep Docker's CSV parser from splitting device=6,7 at the comma
@@ -52,6 +52,8 @@ def docker_run_command(c: ContainerSpec, secrets: Mapping[str, str] | None = Non
     for name in c.secret_env:
         value = shown(secrets, name)
         opts.append(f"-e {shlex.quote(f'{name}={value}')}")
+    opts.append(f"--stop-signal {c.stop_signal}")
+    opts.append(f"--stop-timeout {c.stop_grace_seconds}")
     opts.append(f"--restart {c.restart}")
     opts.append(f"--log-driver {c.log_driver}")
     opts += [f"--log-opt {k}={v}" for k, v in c.log_opts]

@@ -29,6 +29,8 @@ class ContainerSettings(Section):
     """Restart policy."""
     startup_timeout: Seconds | None = None
     """How long a model load may take before the container counts as failed; derived from the weights' size when absent."""  # noqa: E501
+    stop_grace_period: Seconds = Field(default=60, ge=1, le=3600)
+    """How long vLLM may drain on SIGTERM before a replacement or destroy kills it (`docker stop -t`)."""
     log_max_size: str = Field(default="100m", pattern=r"^\d+[kmg]$")
     """Largest json-file log before rotation."""
     log_max_files: int = Field(default=3, ge=1, le=100)

@@ -6,7 +6,7 @@ import re
 
 from pydantic import field_validator, model_validator
 
-from vllm_serving.settings.base import Section, fix_error
+from vllm_serving.settings.base import Seconds, Section, fix_error
 
 _REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(:\d{1,5})?$")
 _REPOSITORY = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
@@ -27,6 +27,8 @@ class ImageSettings(Section):
     """Content digest `sha256:...`; pins the exact image even if the tag moves."""
     username: str | None = None
     """Registry user; the password is the secret `vllm-serving:registryPassword`."""
+    pull_timeout: Seconds | None = None
+    """How long the pull may take (`pulumi up` gives up after it); derived from the image's size class when absent."""  # noqa: E501
 
     @field_validator("registry")
     @classmethod

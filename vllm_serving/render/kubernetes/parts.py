@@ -8,6 +8,7 @@ argv the Docker backend runs. Same spec, byte-identical YAML: every list has a f
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -160,6 +161,25 @@ def secret_env_keys(spec: ServingSpec) -> dict[str, str]:
     """Env var -> secret config key, for the secrets this stack sets."""
     by_env = {env: key for key, env in SECRET_ENV.items()}
     return {env: by_env[env] for env in spec.secret_env}
+
+
+SECRETS_CHECKSUM = "vllm-serving/credentials-checksum"
+"""Pod-template annotation: a changed API key or HF token changes it, which rolls the pods (a
+Secret's new value alone does not reach pods that read it through secretKeyRef)."""
+
+
+def credentials_checksum(spec: ServingSpec, secrets: Mapping[str, str] | None = None) -> str | None:
+    """A slow salted hash of the credentials the pods read (masked offline), or None without any.
+
+    PBKDF2 rather than a bare SHA-256: the annotation is plain text in the cluster and in diffs,
+    and a weak value must not be cheap to guess from it.
+    """
+    keys = secret_env_keys(spec)
+    if not keys:
+        return None
+    material = "\0".join(f"{env}={shown(secrets, key)}" for env, key in sorted(keys.items()))
+    salt = f"vllm-serving/{spec.settings.kubernetes.namespace}/{spec.name}".encode()
+    return hashlib.pbkdf2_hmac("sha256", material.encode(), salt, 200_000).hex()[:32]
 
 
 def credentials_secret(spec: ServingSpec, secrets: Mapping[str, str] | None = None) -> Obj | None:

@@ -5,11 +5,14 @@ Split from `kubernetes_manifests` (names, labels, secrets, claims) to keep both 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from vllm_serving.render.kubernetes.parts import (
+    SECRETS_CHECKSUM,
     Obj,
     cache_claim_name,
+    credentials_checksum,
     labels,
     names,
     object_meta,
@@ -148,7 +151,7 @@ def _strategy(replicas: int) -> Obj:
     return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
 
 
-def deployment(spec: ServingSpec) -> Obj:
+def deployment(spec: ServingSpec, secrets: Mapping[str, str] | None = None) -> Obj:
     k = spec.settings.kubernetes
     annotations = {
         "prometheus.io/scrape": "true",
@@ -156,6 +159,9 @@ def deployment(spec: ServingSpec) -> Obj:
         "prometheus.io/path": "/metrics",
         "kubectl.kubernetes.io/default-container": CONTAINER,
     }
+    checksum = credentials_checksum(spec, secrets)
+    if checksum is not None:
+        annotations[SECRETS_CHECKSUM] = checksum
     template: Obj = {"metadata": {"labels": labels(spec, "inference-server"),
                                   "annotations": annotations},
                      "spec": pod_spec(spec)}
@@ -178,7 +184,11 @@ def service(spec: ServingSpec) -> Obj:
     port: Obj = {"name": "http", "port": svc.port, "targetPort": "http", "protocol": "TCP"}
     if svc.node_port is not None:
         port["nodePort"] = svc.node_port
-    return {"apiVersion": "v1", "kind": "Service", "metadata": object_meta(spec, spec.name, "inference-server"),
+    meta = object_meta(spec, spec.name, "inference-server")
+    # Pulumi would await ready endpoints for 10 minutes while the model loads for longer; the
+    # Deployment's own await (with its long timeout) is what tells whether the server came up.
+    meta["annotations"] = {"pulumi.com/skipAwait": "true"}
+    return {"apiVersion": "v1", "kind": "Service", "metadata": meta,
             "spec": {"type": svc.type, "selector": selector(spec), "ports": [port]}}
 
 

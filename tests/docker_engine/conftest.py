@@ -1,0 +1,129 @@
+"""Fixtures of the Docker-engine suite (`make test-docker`; `make test` deselects it by marker).
+
+Everything the suite creates - containers, volumes, the stand-in image - carries the label
+`vllm-serving.test=<run id>` and is removed at the end of the session, whatever the outcome.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+import docker
+import pytest
+from docker.models.containers import Container
+
+from tests.docker_engine import standin_image
+from tests.docker_engine.engine import (
+    API_TIMEOUT_SECONDS,
+    TEST_LABEL,
+    create,
+    on_this_engine,
+    rendered_run_without_gpus,
+    run_rendered,
+)
+from vllm_serving.render.docker_container import ContainerSpec, container_spec
+from vllm_serving.spec import ServingSpec
+from vllm_serving.stack_files.loader import list_stacks, load_spec, stack_path
+
+ROOT = Path(__file__).resolve().parents[2]
+# set by .ci/run once it has an engine: then a suite that cannot run is a failure, not a skip
+REQUIRE_VARIABLE = "VLLM_SERVING_REQUIRE_DOCKER"
+
+
+def docker_stacks() -> list[str]:
+    """The shipped stacks that deploy to a Docker host."""
+    return [s for s in list_stacks(ROOT) if load_spec(stack_path(ROOT, s), s, ROOT).settings.target.kind == "docker"]
+
+
+def shipped_spec(stack: str) -> ServingSpec:
+    return load_spec(stack_path(ROOT, stack), stack, ROOT)
+
+
+@dataclass(frozen=True)
+class Engine:
+    client: docker.DockerClient
+    run_id: str
+    image: str
+    tmp: Path
+
+    def secret_values(self, c: ContainerSpec) -> dict[str, str]:
+        return {name: f"test-{name.lower()}-{self.run_id}" for name in c.secret_env}
+
+    def adapt(self, spec: ServingSpec, suffix: str) -> ContainerSpec:
+        return on_this_engine(self.client, container_spec(spec, image=self.image), image=self.image,
+                              run_id=self.run_id, tmp=self.tmp, suffix=suffix)
+
+    def create(self, c: ContainerSpec) -> Container:
+        return create(self.client, c, self.secret_values(c))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:160] + ("..." if len(text) > 160 else "")
+
+
+def _cannot_run(reason: str) -> NoReturn:
+    if os.environ.get(REQUIRE_VARIABLE) == "1":
+        pytest.fail(f"{reason} ({REQUIRE_VARIABLE}=1)", pytrace=False)
+    pytest.skip(reason)
+
+
+def _remove_labelled(client: docker.DockerClient, run_id: str) -> None:
+    label = {"label": f"{TEST_LABEL}={run_id}"}
+    for container in client.containers.list(all=True, filters=label):
+        container.remove(force=True, v=True)
+    for volume in client.volumes.list(filters=label):
+        volume.remove(force=True)
+    for image in client.images.list(filters=label):
+        client.images.remove(image.id, force=True)
+
+
+@pytest.fixture(scope="session")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    try:
+        client = docker.from_env(version="auto", timeout=API_TIMEOUT_SECONDS)
+        client.ping()
+    except Exception as exc:  # whatever the reason (no socket, refused, TLS), the suite cannot run
+        _cannot_run(f"no Docker engine reachable: {_one_line(exc)}")
+    run_id = f"{os.getpid()}-{secrets.token_hex(3)}"
+    tmp = tmp_path_factory.mktemp("docker-engine")
+    try:
+        image = standin_image.build(client, tmp / "standin-rootfs.tar", f"vllm-serving-standin-{run_id}",
+                                    {TEST_LABEL: run_id})
+        yield Engine(client, run_id, image, tmp)
+    except standin_image.CannotBuild as exc:
+        _cannot_run(f"cannot build the stand-in image: {exc}")
+    finally:
+        _remove_labelled(client, run_id)
+        client.close()
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """One shipped stack, deployed twice: through the Docker API and by its rendered `docker run`."""
+
+    stack: str
+    spec: ServingSpec
+    api: ContainerSpec
+    api_container: Container
+    run: ContainerSpec
+    run_container: Container
+
+
+@pytest.fixture(scope="session")
+def deployments(engine: Engine) -> dict[str, Deployment]:
+    """Every shipped Docker stack started at once, so their healthchecks' first interval is waited once."""
+    started: dict[str, Deployment] = {}
+    for stack in docker_stacks():
+        spec = shipped_spec(stack)
+        api = engine.adapt(spec, f"{stack}-api")
+        run = engine.adapt(spec, f"{stack}-run")
+        started[stack] = Deployment(stack, spec, api, engine.create(api), run,
+                                    run_rendered(rendered_run_without_gpus(run, engine.secret_values(run)),
+                                                 engine.client))
+    return started

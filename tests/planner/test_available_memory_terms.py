@@ -1,0 +1,151 @@
+"""Each release's memory terms, as read from its source (docs/memory-accounting.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from vllm_serving.planner.available_memory import (
+    GIB,
+    MemoryInputs,
+    ModelShape,
+    capture_sizes,
+    estimate_available_memory,
+    resolve_release,
+)
+
+# Llama-3.1-8B (config.json) on one A100-SXM4-80GB (CUDA total 79.25 GiB).
+LLAMA_8B = ModelShape(hidden_size=4096, intermediate_size=14336, vocab_size=128256, num_layers=32,
+                      num_attention_heads=32, num_key_value_heads=8, head_dim=128)
+BASE = MemoryInputs(vllm_version="0.19.1", gpu_total_gib=79.25, gpu_name="NVIDIA A100-SXM4-80GB",
+                    weights_gib=14.99, model=LLAMA_8B, gpu_memory_utilization=0.9)
+
+
+def term(inputs: MemoryInputs, name: str) -> float:
+    return next(t.gib for t in estimate_available_memory(inputs).terms if t.name == name)
+
+
+def with_(**changes: object) -> MemoryInputs:
+    return dataclasses.replace(BASE, **changes)  # type: ignore[arg-type]
+
+
+def test_v0_20_subtracts_cuda_graph_memory_by_default_and_v0_19_does_not() -> None:
+    v19 = estimate_available_memory(with_(vllm_version="0.19.1"))
+    v20 = estimate_available_memory(with_(vllm_version="0.20.2"))
+    assert term(with_(vllm_version="0.19.1"), "cuda_graphs") == 0.0
+    assert v19.cudagraph_estimate_gib > 0.2
+    assert term(with_(vllm_version="0.20.2"), "cuda_graphs") == pytest.approx(v20.cudagraph_estimate_gib)
+    assert v19.available_kv_gib - v20.available_kv_gib == pytest.approx(v20.cudagraph_estimate_gib, abs=1e-6)
+    # v0.20.0 already subtracts it (same accounting code as v0.20.2).
+    assert term(with_(vllm_version="0.20.0"), "cuda_graphs") == pytest.approx(v20.cudagraph_estimate_gib)
+
+
+def test_the_environment_switch_moves_the_graph_term_in_either_release() -> None:
+    assert term(with_(vllm_version="0.19.1", estimate_cudagraphs=True), "cuda_graphs") > 0.2
+    assert term(with_(vllm_version="0.20.2", estimate_cudagraphs=False), "cuda_graphs") == 0.0
+    # Releases that never estimate graphs ignore the switch (captured from the headroom).
+    assert term(with_(vllm_version="0.11.0", estimate_cudagraphs=True), "cuda_graphs") == 0.0
+
+
+def test_enforce_eager_removes_the_graph_term() -> None:
+    eager = estimate_available_memory(with_(vllm_version="0.20.2", enforce_eager=True))
+    assert eager.cudagraph_estimate_gib == 0.0
+    assert term(with_(vllm_version="0.20.2", enforce_eager=True), "cuda_graphs") == 0.0
+
+
+def test_tensor_parallelism_adds_the_nccl_term() -> None:
+    single = term(with_(tp=1), "non_torch")
+    assert term(with_(tp=2), "non_torch") > single
+    assert term(with_(tp=8), "non_torch") == term(with_(tp=2), "non_torch")
+
+
+def test_each_release_defaults_its_own_utilization() -> None:
+    unset = with_(gpu_memory_utilization=None)
+    assert estimate_available_memory(dataclasses.replace(unset, vllm_version="0.19.1")).requested_gib == (
+        pytest.approx(0.9 * 79.25))
+    assert estimate_available_memory(dataclasses.replace(unset, vllm_version="0.20.2")).requested_gib == (
+        pytest.approx(0.92 * 79.25))
+    # The extensible KV cache budgets all of the GPU when the flag is unset, then trims after warmup.
+    assert estimate_available_memory(dataclasses.replace(unset, vllm_version="0.34.0")).requested_gib == (
+        pytest.approx(79.25))
+
+
+def test_v0_19_rounds_the_request_up_to_a_byte_and_v0_11_truncates() -> None:
+    odd = with_(gpu_total_gib=22.05, gpu_memory_utilization=0.333)
+    exact = 22.05 * GIB * 0.333
+    assert estimate_available_memory(dataclasses.replace(odd, vllm_version="0.19.1")).requested_gib * GIB == (
+        pytest.approx(int(exact) + 1, abs=0.5))
+    assert estimate_available_memory(dataclasses.replace(odd, vllm_version="0.11.0")).requested_gib * GIB == (
+        pytest.approx(int(exact), abs=0.5))
+
+
+@pytest.mark.parametrize(("gpu", "total", "release", "tokens", "seqs"), [
+    ("NVIDIA A100-SXM4-80GB", 79.25, "0.19.1", 2048, 256),   # A100s keep the small defaults
+    ("NVIDIA H100 80GB HBM3", 79.19, "0.19.1", 8192, 1024),
+    ("NVIDIA L4", 22.05, "0.19.1", 2048, 256),
+    ("NVIDIA B200", 178.36, "0.20.2", 8192, 1024),
+    ("NVIDIA B200", 178.36, "0.34.0", 16384, 1024),          # the 160 GiB tier is new
+    ("NVIDIA GB10", 121.69, "0.34.0", 2048, 256),            # a Spark keeps the small tier
+])
+def test_batch_defaults_follow_the_gpu_and_the_release(gpu: str, total: float, release: str,
+                                                        tokens: int, seqs: int) -> None:
+    estimate = estimate_available_memory(with_(gpu_name=gpu, gpu_total_gib=total, vllm_version=release))
+    assert (estimate.max_num_batched_tokens, estimate.max_num_seqs) == (tokens, seqs)
+
+
+def test_the_offline_llm_class_profiles_more_tokens_than_the_server() -> None:
+    assert estimate_available_memory(with_(usage_context="llm")).max_num_batched_tokens == 8192
+
+
+def test_max_num_seqs_never_exceeds_the_token_budget() -> None:
+    assert estimate_available_memory(with_(max_num_batched_tokens=128)).max_num_seqs == 128
+
+
+def test_more_batched_tokens_raise_the_activation_peak() -> None:
+    small = term(with_(max_num_batched_tokens=2048, max_num_seqs=32), "activation_peak")
+    large = term(with_(max_num_batched_tokens=16384, max_num_seqs=32), "activation_peak")
+    assert large > 3 * small
+
+
+def test_more_sequences_raise_the_sampler_peak() -> None:
+    assert term(with_(max_num_seqs=1024, max_num_batched_tokens=8192), "activation_peak") > term(
+        with_(max_num_seqs=128, max_num_batched_tokens=8192), "activation_peak")
+
+
+def test_the_sort_sampler_needs_twice_flashinfers_memory() -> None:
+    """PyTorch's top-k/top-p sorts the logits (values + int64 indices); FlashInfer does not."""
+    sort = term(with_(sampler="torch_sort"), "activation_peak")
+    flashinfer = term(with_(sampler="flashinfer"), "activation_peak")
+    assert 1.8 < sort / flashinfer < 2.1
+
+
+def test_speculative_decoding_adds_draft_weights_and_the_rejection_pass() -> None:
+    plain = estimate_available_memory(BASE)
+    mtp = estimate_available_memory(with_(draft_weights_gib=1.5, num_speculative_tokens=1))
+    assert term(with_(draft_weights_gib=1.5), "weights") == pytest.approx(14.99 + 1.5)
+    assert term(with_(num_speculative_tokens=1), "activation_peak") > term(BASE, "activation_peak")
+    assert plain.available_kv_gib - mtp.available_kv_gib > 1.5
+
+
+def test_capture_sizes_match_what_v0_19_1_logged() -> None:
+    """sridhar1804 log: 'Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)'."""
+    sizes = capture_sizes(with_(max_num_seqs=256), tokens=2048, seqs=256)
+    assert (len(sizes), sizes[-1]) == (51, 512)
+    assert len([size for size in sizes if size <= 256]) == 35
+
+
+def test_a_tag_resolves_to_the_release_whose_accounting_was_read() -> None:
+    assert resolve_release("v0.19.1-cu130")[0].version == (0, 19, 1)
+    assert resolve_release("v0.19.1-cu130")[1]
+    release, exact = resolve_release("0.22.0")
+    assert release.version == (0, 20, 2) and not exact
+    assert resolve_release("latest")[0].version == (0, 34, 0)
+    with pytest.raises(ValueError, match="vllm-serving:image.tag"):
+        resolve_release("v0.9.2")
+
+
+def test_every_term_names_the_source_it_was_read_from() -> None:
+    for release in ("0.10.1.1", "0.11.0", "0.19.1", "0.20.2", "0.34.0"):
+        for item in estimate_available_memory(with_(vllm_version=release)).terms:
+            assert ".py" in item.source, (release, item.name)

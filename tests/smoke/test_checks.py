@@ -1,0 +1,208 @@
+"""The smoke checks against a stand-in server: every misbehaviour fails its check with one clear line."""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import replace
+
+import httpx
+import pytest
+
+from tests.smoke.conftest import KEY, MAX_MODEL_LEN, SERVED, StartServer
+from vllm_serving.smoke.checks import CHECKS, CheckResult, run_checks
+from vllm_serving.smoke.expectations import Expectations
+
+EXPECTED = Expectations(served_name=SERVED, max_model_len=MAX_MODEL_LEN, reasoning=True, tool_calling=True,
+                        api_key=False)
+ORDER = ["health", "models", "chat", "reasoning", "tool-call", "api-key", "metrics"]
+
+
+def _by_name(results: list[CheckResult]) -> dict[str, CheckResult]:
+    return {r.name: r for r in results}
+
+
+def _failed(results: list[CheckResult]) -> dict[str, str]:
+    return {r.name: r.detail for r in results if not r.ok}
+
+
+def test_a_server_configured_like_the_stack_passes_every_check_in_order(start_server: StartServer) -> None:
+    url = start_server(api_key=KEY)
+    results = run_checks(url, replace(EXPECTED, api_key=True), api_key=KEY, timeout=5)
+    assert [r.name for r in results] == ORDER
+    assert _failed(results) == {}
+    assert not any(r.skipped for r in results)
+
+
+def test_checks_that_do_not_apply_are_skipped_with_the_key_that_would_enable_them(
+        start_server: StartServer) -> None:
+    url = start_server(reasoning_parser=None, auto_tools=False)
+    results = _by_name(run_checks(url, replace(EXPECTED, reasoning=False, tool_calling=False),
+                                  api_key=None, timeout=5))
+    assert {n for n, r in results.items() if r.skipped} == {"reasoning", "tool-call", "api-key"}
+    assert "engine.reasoningParser" in results["reasoning"].detail
+    assert all(r.ok for r in results.values())
+
+
+def test_a_wrong_served_name_fails_models_and_chat(start_server: StartServer) -> None:
+    url = start_server(served_names=["qwen35"])
+    failed = _failed(run_checks(url, EXPECTED, api_key=None, timeout=5))
+    assert "serves ['qwen35'], not 'qwen3.5-27b' (model.servedName)" in failed["models"]
+    assert "404" in failed["chat"] and "does not exist" in failed["chat"]
+
+
+def test_a_different_max_model_len_fails_models_naming_the_key(start_server: StartServer) -> None:
+    url = start_server(max_model_len=4096)
+    failed = _failed(run_checks(url, EXPECTED, api_key=None, timeout=5))
+    assert failed == {"models": "max_model_len is 4096, the stack sets 8192 (engine.maxModelLen)"}
+
+
+def test_api_key_refused_without_it_and_accepted_with_it(start_server: StartServer) -> None:
+    url = start_server(api_key=KEY)
+    results = _by_name(run_checks(url, replace(EXPECTED, api_key=True), api_key=KEY, timeout=5))
+    assert results["api-key"].ok and results["api-key"].detail == "401 without the key, 200 with it"
+
+
+def test_an_open_server_fails_the_api_key_check(start_server: StartServer) -> None:
+    url = start_server(api_key=None)
+    failed = _failed(run_checks(url, replace(EXPECTED, api_key=True), api_key=KEY, timeout=5))
+    assert list(failed) == ["api-key"]
+    assert "answered 200 without a key, not 401" in failed["api-key"]
+
+
+def test_without_the_key_in_the_environment_the_v1_checks_say_which_variable_to_set(
+        start_server: StartServer) -> None:
+    url = start_server(api_key=KEY)
+    failed = _failed(run_checks(url, replace(EXPECTED, api_key=True), api_key=None, timeout=5))
+    assert set(failed) == {"models", "chat", "reasoning", "tool-call", "api-key"}
+    assert all("VLLM_SERVING_SECRET_APIKEY" in detail for detail in failed.values())
+
+
+def test_a_wrong_key_is_reported_as_refused_and_never_shown(start_server: StartServer) -> None:
+    url = start_server(api_key=KEY)
+    wrong = "sk-wrong-key-9876543210"
+    results = run_checks(url, replace(EXPECTED, api_key=True), api_key=wrong, timeout=5)
+    failed = _failed(results)
+    assert "the key in VLLM_SERVING_SECRET_APIKEY was refused" in failed["models"]
+    assert all(wrong not in r.detail for r in results)
+
+
+def test_a_key_echoed_back_by_the_server_is_masked() -> None:
+    def echo(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(500, text=f"bad header {request.headers.get('Authorization')}")
+
+    results = run_checks("http://127.0.0.1:9/v1", EXPECTED, api_key=KEY, timeout=5,
+                         transport=httpx.MockTransport(echo))
+    assert _failed(results)["models"] == "/v1/models answered 500: bad header Bearer ********"
+    assert all(KEY not in r.detail for r in results)
+
+
+@pytest.mark.parametrize("check, path", [("health", "/health"), ("models", "/v1/models"),
+                                         ("chat", "/v1/chat/completions")])
+def test_a_hanging_server_fails_the_check_within_the_timeout(
+        start_server: StartServer, check: str, path: str) -> None:
+    url = start_server(faults={path: "hang"})
+    started = time.monotonic()
+    results = _by_name(run_checks(url, EXPECTED, api_key=None, timeout=0.5))
+    # bounded by the timeout, not by the stand-in's 600 s hang (margins for a loaded CI machine)
+    assert time.monotonic() - started < 60
+    assert not results[check].ok
+    assert results[check].detail.endswith("no answer within 0.5s (timeout)")
+    assert results[check].seconds < 0.5 + 5
+    assert results["metrics"].ok  # the other checks still ran
+
+
+def test_the_overall_deadline_stops_sending(start_server: StartServer) -> None:
+    url = start_server(faults={"/health": "hang"})
+    started = time.monotonic()
+    failed = _failed(run_checks(url, EXPECTED, api_key=None, timeout=30, deadline_seconds=0.5))
+    assert time.monotonic() - started < 15  # well under one 30 s request timeout
+    assert "timeout" in failed["health"]
+    assert set(failed) == set(ORDER) - {"api-key"}
+    assert failed["metrics"] == "/metrics: not sent, the overall deadline had passed"
+
+
+def test_malformed_json_fails_with_what_came_back(start_server: StartServer) -> None:
+    url = start_server(faults={"/v1/models": "malformed-json"})
+    failed = _failed(run_checks(url, EXPECTED, api_key=None, timeout=5))
+    assert failed == {"models": '/v1/models answered 200 with malformed JSON: {"object": "list", "data": ['}
+
+
+def test_a_closed_connection_fails_the_check(start_server: StartServer) -> None:
+    url = start_server(faults={"/metrics": "close", "/v1/chat/completions": "close"})
+    failed = _failed(run_checks(url, EXPECTED, api_key=None, timeout=5))
+    assert set(failed) == {"chat", "reasoning", "tool-call", "metrics"}
+    assert failed["metrics"] == "/metrics: the server closed the connection without a complete answer"
+
+
+def test_nothing_listening_fails_every_check_quickly() -> None:
+    with socket.socket() as s:  # a port nobody listens on: bind, note it, close
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    started = time.monotonic()
+    results = run_checks(f"http://127.0.0.1:{port}/v1", EXPECTED, api_key=None, timeout=30)
+    assert time.monotonic() - started < 15  # refused at once: no check waits for its 30 s timeout
+    assert all(r.detail.startswith(f"cannot connect to http://127.0.0.1:{port}") for r in results if not r.ok)
+    assert not any(r.ok and not r.skipped for r in results)
+
+
+@pytest.mark.parametrize("field", ["reasoning", "reasoning_content"])
+def test_reasoning_is_found_in_either_field(start_server: StartServer, field: str) -> None:
+    url = start_server(reasoning_field=field)
+    result = _by_name(run_checks(url, EXPECTED, api_key=None, timeout=5))["reasoning"]
+    assert result.ok and f"in message.{field}, content apart" in result.detail
+
+
+def test_reasoning_left_in_the_content_fails(start_server: StartServer) -> None:
+    url = start_server(reasoning_field=None)
+    failed = _failed(run_checks(url, EXPECTED, api_key=None, timeout=5))
+    assert list(failed) == ["reasoning"]
+    assert "inside content" in failed["reasoning"] and "engine.reasoningParser" in failed["reasoning"]
+
+
+def test_no_reasoning_at_all_fails(start_server: StartServer) -> None:
+    url = start_server(reasoning_parser=None)
+    failed = _failed(run_checks(url, EXPECTED, api_key=None, timeout=5))
+    assert list(failed) == ["reasoning"]
+    assert failed["reasoning"].startswith("no reasoning in message.reasoning or message.reasoning_content")
+
+
+@pytest.mark.parametrize("arguments", ['{"city": "Paris"', "city=Paris", '["Paris"]'])
+def test_tool_call_arguments_that_are_not_a_json_object_fail(start_server: StartServer, arguments: str) -> None:
+    url = start_server(tool_arguments=arguments)
+    failed = _failed(run_checks(url, EXPECTED, api_key=None, timeout=5))
+    assert list(failed) == ["tool-call"]
+    assert failed["tool-call"].startswith("tool call arguments are not a JSON object")
+
+
+def test_a_server_without_auto_tool_choice_fails_the_tool_call_check(start_server: StartServer) -> None:
+    url = start_server(auto_tools=False)
+    failed = _failed(run_checks(url, EXPECTED, api_key=None, timeout=5))
+    assert list(failed) == ["tool-call"]
+    assert "--enable-auto-tool-choice" in failed["tool-call"]
+
+
+def test_metrics_missing_a_name_fail() -> None:
+    def old_metrics(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/metrics":
+            return httpx.Response(200, text="vllm:num_requests_running 0\nvllm:gpu_cache_usage_perc 0\n")
+        return httpx.Response(404)
+
+    failed = _failed(run_checks("http://127.0.0.1:9/v1", EXPECTED, api_key=None, timeout=5,
+                                transport=httpx.MockTransport(old_metrics)))
+    assert failed["metrics"] == "/metrics lacks vllm:kv_cache_usage_perc"
+
+
+def test_an_unexpected_answer_shape_fails_instead_of_raising() -> None:
+    def odd(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"data": "not a list", "choices": [{"message": "hi"}]})
+
+    results = _by_name(run_checks("http://127.0.0.1:9/v1", EXPECTED, api_key=None, timeout=5,
+                                  transport=httpx.MockTransport(odd)))
+    assert results["models"].detail == "/v1/models: data is not a list"
+    assert results["chat"].detail == "/v1/chat/completions: choices[0].message is not an object"
+
+
+def test_every_check_says_what_it_asserts() -> None:
+    assert [c.name for c in CHECKS] == ORDER
+    assert all(c.asserts for c in CHECKS)
