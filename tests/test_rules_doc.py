@@ -4,12 +4,11 @@ the docs' client examples switch thinking the way vLLM reads it."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
+from tests.paths import ROOT
 from vllm_serving.rules import RULES
 from vllm_serving.rules.docs import rules_table, table_in
 
-ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "rules.md"
 FENCED = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 

@@ -17,7 +17,8 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
+
 WORKFLOWS = ROOT / ".github" / "workflows"
 PREVIEW, PROMOTE = WORKFLOWS / "preview.yml", WORKFLOWS / "promote.yml"
 SECRET_ENV = {name: f"${{{{ secrets.{name} }}}}" for name in ("PULUMI_BACKEND_URL", "PULUMI_CONFIG_PASSPHRASE")}

@@ -7,26 +7,16 @@ import json
 import re
 import shlex
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.git_repo import commit, git
+from tests.paths import ROOT
 from vllm_serving.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
 STACK_FILES = sorted(ROOT.glob("Pulumi.*.yaml"))
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
-
-
-def commit(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.name=test", "-c", "user.email=test@example.invalid",
-        "commit", "--quiet", "--no-gpg-sign", "-m", message)
 
 
 def promoting(path: Path) -> bool:

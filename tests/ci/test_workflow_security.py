@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT
+
 WORKFLOWS = ROOT / ".github" / "workflows"
 PREVIEW, PROMOTE = WORKFLOWS / "preview.yml", WORKFLOWS / "promote.yml"
 ALL = sorted(WORKFLOWS.glob("*.y*ml"))

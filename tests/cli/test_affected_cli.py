@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import vllm_serving.cli
+from tests.git_repo import commit, git
 from vllm_serving.cli import main
 
 STACK_TEXT = "config:\n  vllm-serving:hardware:\n    gpu: V100-32GB\n"
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
-
-
-def commit(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.name=test", "-c", "user.email=test@example.invalid",
-        "commit", "--quiet", "--no-gpg-sign", "-m", message)
 
 
 @pytest.fixture

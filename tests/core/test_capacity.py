@@ -30,7 +30,7 @@ def qwen3_4b() -> ModelArchitecture:
     return load_hf_config(FIXTURES / "qwen3-4b.config.json")
 
 
-# vllm-facts.md: Qwen3-4B on an L4, vLLM logged 11.47 GiB -> 83,488 tokens bf16, 166,992 fp8.
+# A vLLM start-up log: Qwen3-4B on an L4, 11.47 GiB available -> 83,488 tokens bf16, 166,992 fp8.
 @pytest.mark.parametrize(("kv_dtype", "logged"), [(None, 83_488), ("fp8", 166_992)])
 def test_worked_example_within_one_percent(qwen3_4b: ModelArchitecture, kv_dtype: str | None,
                                            logged: int) -> None:

@@ -60,9 +60,14 @@ def test_top_level_config_quantization_and_dtype() -> None:
     assert model.weights_dtype == "float16"
 
 
-def test_refusing_fp16_family() -> None:
-    data = _json("qwen3-4b.config.json") | {"model_type": "gemma3_text", "architectures": ["Gemma3ForCausalLM"]}
-    assert parse_hf_config(data).refuses_float16
+@pytest.mark.parametrize(("model_type", "refused"), [
+    ("gemma3_text", True), ("glm4", True), ("plamo2", True),
+    # vLLM matches the model_type exactly: a name that merely starts like one runs in float16
+    ("glm4_moe", False), ("gemma3n", False),
+])
+def test_refusing_fp16_matches_vllms_exact_list(model_type: str, refused: bool) -> None:
+    data = _json("qwen3-4b.config.json") | {"model_type": model_type}
+    assert parse_hf_config(data).refuses_float16 is refused
 
 
 def test_missing_key_is_a_finding() -> None:

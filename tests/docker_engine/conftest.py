@@ -26,11 +26,11 @@ from tests.docker_engine.engine import (
     rendered_run_without_gpus,
     run_rendered,
 )
+from tests.paths import ROOT
 from vllm_serving.render.docker_container import ContainerSpec, container_spec
 from vllm_serving.spec import ServingSpec
 from vllm_serving.stack_files.loader import list_stacks, load_spec, stack_path
 
-ROOT = Path(__file__).resolve().parents[2]
 # set by .ci/run once it has an engine: then a suite that cannot run is a failure, not a skip
 REQUIRE_VARIABLE = "VLLM_SERVING_REQUIRE_DOCKER"
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.engine.fake_wheel import build_wheel
+from tests.paths import ROOT
 from tools.vllm_release.generate import main as generate
 from vllm_serving.engine.release_registry import (
     VllmRelease,
@@ -19,7 +20,6 @@ from vllm_serving.engine.release_registry import (
     release_from_json,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 RELEASES = ROOT / "vllm_serving" / "engine" / "releases"
 PINNED = "0.19.1"  # the image tag of the shipped stacks (Pulumi.a100.yaml, Pulumi.a100-k8s.yaml)
 

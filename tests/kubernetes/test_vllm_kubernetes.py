@@ -14,7 +14,7 @@ from tests.conftest import RunProgram, shipped_stack
 from tests.kubernetes.stacks import KUBERNETES_VERSION, make_spec
 from tests.pulumi_harness import Registered, as_manifest, plain_text, recording_mocks
 from vllm_serving.render.kubernetes.objects import kubernetes_objects
-from vllm_serving.render.kubernetes.parts import rollout_seconds
+from vllm_serving.render.kubernetes.parts import SECRETS_CHECKSUM, rollout_seconds
 from vllm_serving.spec import ServingSpec
 
 SENTINEL = "SENTINEL-apikey-123"
@@ -140,3 +140,30 @@ def test_real_program_a100_k8s(program: RunProgram) -> None:
     assert deployment.custom_timeouts["create"] == deployment.custom_timeouts["update"]
     assert run.outputs["healthUrl"] == "http://vllm.vllm.svc.cluster.local:8000/health"
     assert SENTINEL not in json.dumps(run.outputs)
+
+
+def _pod_annotations(program: RunProgram, api_key: str) -> dict[str, str]:
+    run = program(shipped_stack("a100-k8s"), stack="a100-k8s", secrets={"apiKey": api_key})
+    template = run.one("apps/v1:Deployment").inputs["spec"]["template"]
+    return dict(template["metadata"]["annotations"])
+
+
+def test_a_new_api_key_rolls_the_pods(program: RunProgram) -> None:
+    # a Secret's new value does not reach pods that read it through secretKeyRef; a changed
+    # pod-template annotation rolls them
+    first, second = _pod_annotations(program, SENTINEL), _pod_annotations(program, SENTINEL + "-rotated")
+    assert first[SECRETS_CHECKSUM] != second[SECRETS_CHECKSUM]
+    assert first == _pod_annotations(program, SENTINEL)  # same key, no rollout
+    assert SENTINEL not in json.dumps(first)
+
+
+def test_namespace_survives_destroy(program: RunProgram) -> None:
+    # deleting a Namespace deletes every claim in it, retain_on_delete on the claims notwithstanding
+    run = program(shipped_stack("a100-k8s"), stack="a100-k8s", secrets={"apiKey": SENTINEL})
+    assert run.one("core/v1:Namespace").retain_on_delete
+
+
+def test_service_does_not_wait_for_the_model_load(program: RunProgram) -> None:
+    run = program(shipped_stack("a100-k8s"), stack="a100-k8s", secrets={"apiKey": SENTINEL})
+    service = run.one("core/v1:Service").inputs
+    assert service["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"

@@ -10,12 +10,12 @@ an input (named in the file). `pytest -s` prints the table.
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.paths import FIXTURES
 from vllm_serving.planner.available_memory import (
     MemoryEstimate,
     MemoryInputs,
@@ -23,7 +23,7 @@ from vllm_serving.planner.available_memory import (
     estimate_available_memory,
 )
 
-CORPUS = Path(__file__).parent.parent / "fixtures" / "startup_logs"
+CORPUS = FIXTURES / "startup_logs"
 MAX_ERROR = 0.03
 MAX_MEDIAN_ERROR = 0.015
 SHAPE_KEYS = ("hidden_size", "intermediate_size", "vocab_size", "num_layers",

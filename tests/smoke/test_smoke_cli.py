@@ -11,12 +11,11 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from tests.paths import ROOT
 from tests.smoke.conftest import KEY, StartServer
 from tests.smoke.verb import smoke_verb
 from vllm_serving.smoke.expectations import Expectations, expectations_from_spec
 from vllm_serving.stack_files.loader import load_spec, stack_path
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _project(tmp_path: Path, base_url: str | None = None, api_key: bool = False) -> Path:

@@ -24,8 +24,9 @@ _FAMILIES = (
     ("qwen3", "qwen3"), ("qwen2", "qwen2"), ("llama", "llama"), ("mistral", "mistral"),
     ("gemma", "gemma"), ("deepseek", "deepseek"), ("glm", "glm"), ("kimi", "kimi"),
 )
-# Architectures vLLM refuses to run in float16 (vllm-facts.md: gemma2, gemma3, glm4, plamo2).
-_REFUSE_FP16 = ("gemma2", "gemma3", "glm4", "plamo2")
+# model_types vLLM refuses to run in float16, matched exactly as vLLM does
+# (vllm/config/model.py _FLOAT16_NOT_SUPPORTED_MODELS, v0.19.1): glm4_moe or gemma3n are not refused.
+_REFUSE_FP16 = frozenset({"gemma2", "gemma3", "gemma3_text", "glm4", "plamo2"})
 _DTYPES: dict[str, WeightDtype] = {
     "bfloat16": "bfloat16", "float16": "float16", "half": "float16",
     "float32": "float32", "float": "float32",
@@ -124,7 +125,7 @@ def parse_hf_config(config: Mapping[str, Any], source: str = "config.json") -> M
             full_attention_layers=full,
             linear_attention=lin,
             mtp_layers=mtp,
-            refuses_float16=model_type.startswith(_REFUSE_FP16),
+            refuses_float16=model_type in _REFUSE_FP16,
         )
     except KeyError as exc:
         raise _fail(source, f"has no '{exc.args[0]}' (looked in text_config, then the top level)",

@@ -1,7 +1,7 @@
 """The vLLM flags this project models: one row per flag, the only place a new flag is added.
 
 A row names the flag, the config key that sets it and how its value is written; the argv
-renderer (`vllm_serving.command.vllm_argv`), the extraArgs guard (`settings.engine`) and the
+renderer (`vllm_serving.command.vllm_argv`), the extraArgs checks (`engine.extra_args`) and the
 release's carried flags (`release.carried`) all read this table.
 """
 

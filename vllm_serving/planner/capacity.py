@@ -36,7 +36,7 @@ PINNED_VLLM_VERSION = (0, 19, 1)
 
 # "torch peak memory increase" of the profile run (a forward pass of max_num_batched_tokens
 # dummy tokens plus a sampler pass): 0.45-1.9 GiB in vLLM's DEBUG logs for 2-32B dense models;
-# 1.0 GiB reproduces the Qwen3-4B/L4 log in vllm-facts.md (20.24 - 7.49 weights - 11.47 KV).
+# 1.0 GiB reproduces a Qwen3-4B/L4 start-up log (20.24 - 7.49 weights - 11.47 KV).
 ACTIVATION_PEAK_GIB = 1.0
 # "non-torch forward increase memory" (CUDA context growth, cuBLAS workspaces): 0.02-0.25 GiB
 # on one GPU; NCCL buffers and custom all-reduce add 0.5-0.75 GiB with TP/PP > 1.

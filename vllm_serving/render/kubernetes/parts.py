@@ -169,15 +169,16 @@ Secret's new value alone does not reach pods that read it through secretKeyRef).
 
 
 def credentials_checksum(spec: ServingSpec, secrets: Mapping[str, str] | None = None) -> str | None:
-    """A slow salted hash of the credentials the pods read (masked offline), or None without any.
+    """A slow salted hash of the credentials the pods read; None without credentials, or when
+    their values are not all given (offline, masked: a hash of the mask would say nothing).
 
     PBKDF2 rather than a bare SHA-256: the annotation is plain text in the cluster and in diffs,
     and a weak value must not be cheap to guess from it.
     """
     keys = secret_env_keys(spec)
-    if not keys:
+    if not keys or secrets is None or any(key not in secrets for key in keys.values()):
         return None
-    material = "\0".join(f"{env}={shown(secrets, key)}" for env, key in sorted(keys.items()))
+    material = "\0".join(f"{env}={secrets[key]}" for env, key in sorted(keys.items()))
     salt = f"vllm-serving/{spec.settings.kubernetes.namespace}/{spec.name}".encode()
     return hashlib.pbkdf2_hmac("sha256", material.encode(), salt, 200_000).hex()[:32]
 
