@@ -43,9 +43,10 @@ check: env
 clean:
 	rm -rf $(TOOLS) .venv .pytest_cache .mypy_cache
 
-## make bench: start-up time of the CLI and of each backend's import path
+## make bench: start-up time of the CLI and of each backend's import path; check over 200 stacks
 bench: env
 	$(UV) run --frozen python benchmarks/startup.py
+	$(UV) run --frozen python benchmarks/check_many.py
 
 ## make mutation: mutation testing (mutmut) of the rules and the capacity planner against the fast
 ## tests ([tool.mutmut] in pyproject.toml); prints the score, then the surviving mutants

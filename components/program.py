@@ -79,7 +79,7 @@ def _secrets(spec: ServingSpec) -> dict[str, pulumi.Output[str]]:
 # What each backend exports, known before a promoted release resolves (a test keeps it exact).
 EXPORTS: dict[str, tuple[str, ...]] = {
     "docker": ("baseUrl", "healthUrl", "modelsUrl", "metricsUrl", "servedModelName", "imageDigest",
-               "vllmArgs", "dockerRunCommand", "containerName", "capacity", "release"),
+               "vllmArgs", "dockerRunCommand", "containerName", "logsCommand", "capacity", "release"),
     "kubernetes": ("baseUrl", "healthUrl", "modelsUrl", "metricsUrl", "servedModelName", "vllmArgs",
                    "namespace", "serviceName", "capacity", "release"),
 }

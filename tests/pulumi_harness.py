@@ -132,6 +132,7 @@ class ProgramRun:
     secret_outputs: set[str]
     warnings: list[str] = field(default_factory=list)
     reads: list[tuple[str, str, str]] = field(default_factory=list)
+    infos: list[str] = field(default_factory=list)
 
     def of_type(self, suffix: str) -> list[Registered]:
         return [r for r in self.resources if r.type.endswith(suffix)]
@@ -233,6 +234,7 @@ def run_program(
     logger = logging.getLogger(f"pulumi-mock-{id(collect)}")
     logger.addHandler(collect)
     logger.propagate = False
+    logger.setLevel(logging.INFO)  # info diagnostics are what an operator reads next to a resource
     monitor = recording_mocks(stack, preview, logger, stack_outputs)
     resolved: dict[str, Any] = {}
     secret_outputs: set[str] = set()
@@ -262,4 +264,5 @@ def run_program(
     finally:
         set_all_config({}, [])
     warnings = [r.getMessage() for r in collect.records if r.levelno == logging.WARNING]
-    return ProgramRun(monitor.registered, resolved, secret_outputs, warnings, monitor.reads)
+    infos = [r.getMessage() for r in collect.records if r.levelno == logging.INFO]
+    return ProgramRun(monitor.registered, resolved, secret_outputs, warnings, monitor.reads, infos)

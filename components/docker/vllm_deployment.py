@@ -14,6 +14,7 @@ from components.docker.vllm_server import VllmServer
 from vllm_serving.engine.flags import SECRET_ENV
 from vllm_serving.render.docker_container import cache_mount, container_spec, model_mount, pull_timeout_seconds
 from vllm_serving.render.docker_run import docker_run_command
+from vllm_serving.render.rollout_hints import docker_logs_command, docker_never_healthy_hint
 from vllm_serving.spec import ServingSpec
 
 
@@ -68,6 +69,9 @@ class VllmDeployment(pulumi.ComponentResource):
             [v.container_volume() for v in (weights, cache) if v is not None],
             secret_env, child,
         )
+        # the provider's health timeout names neither the start period nor where the logs are
+        docker_host = spec.settings.target.docker_host
+        pulumi.log.info(docker_never_healthy_hint(container, docker_host), resource=server.container)
         self.outputs = {
             **spec.endpoints(),
             "servedModelName": spec.served_model_name,
@@ -75,6 +79,7 @@ class VllmDeployment(pulumi.ComponentResource):
             "vllmArgs": list(spec.args),
             "dockerRunCommand": docker_run_command(container),
             "containerName": server.container.name,
+            "logsCommand": docker_logs_command(container, docker_host),
         }
         self.register_outputs(self.outputs)
 

@@ -25,6 +25,7 @@ from vllm_serving.render.kubernetes.parts import (
     rollout_seconds,
     secret_env_keys,
 )
+from vllm_serving.render.rollout_hints import kubernetes_pending_hint
 from vllm_serving.spec import ServingSpec
 from vllm_serving.timing import KUBERNETES_TIMEOUT_MARGIN_SECONDS, whole_minutes
 
@@ -74,6 +75,10 @@ class VllmKubernetes(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=needed,
                 custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout)))
+        # the provider's timeout names no GPU; this line, printed with the resource, does
+        pulumi.log.info(kubernetes_pending_hint(
+            spec.settings.kubernetes.namespace, spec.name, objects.deployment["spec"]["template"]["spec"],
+        ), resource=self.deployment)
         self.service = k8s.core.v1.Service(
             name, metadata=objects.service["metadata"], spec=objects.service["spec"],
             opts=pulumi.ResourceOptions(parent=self, depends_on=first))

@@ -29,8 +29,12 @@ def test_shm_size_is_in_megabytes(program) -> None:
 
 
 def test_shm_size_is_dropped_with_host_ipc(program) -> None:
-    # Docker ignores --shm-size with --ipc=host (the host's /dev/shm is used): v100 sets 128g
-    assert "shmSize" not in _run(program, "v100").one("Container").inputs
+    # Docker ignores --shm-size with --ipc=host (the host's /dev/shm is used), as the seed's 128g was
+    config = shipped_stack("v100")
+    config["vllm-serving:container"]["shmSize"] = "128g"
+    run = program(config, stack="v100", secrets={"registryPassword": PASSWORD})
+    assert "shmSize" not in run.one("Container").inputs
+    assert any("shmSize" in w and "no effect" in w for w in run.warnings)
 
 
 @pytest.mark.parametrize("stack", STACKS)

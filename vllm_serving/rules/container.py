@@ -32,6 +32,14 @@ def _shm(ctx: Context) -> Facts | None:
     return None
 
 
+def _shm_ignored(ctx: Context) -> Facts | None:
+    """Docker: with the host's IPC namespace the container uses the host's /dev/shm."""
+    container = ctx.settings.container
+    if ctx.settings.target.kind != "docker" or container.ipc_mode != "host" or container.shm_size is None:
+        return None
+    return {"size": f"{container.shm_size // MIB} MiB"}
+
+
 def _registry_password(ctx: Context) -> Facts | None:
     image = ctx.settings.image
     if image.username and "registryPassword" not in ctx.settings.secrets_set:
@@ -89,6 +97,15 @@ RULES: tuple[Rule, ...] = (
          "NCCL fails or hangs at startup (\"Error while creating shared memory segment\").",
          "vllm/distributed/device_communicators/shm_broadcast.py MessageQueue (SharedMemory, i.e. /dev/shm); "
          "NCCL's shared-memory transport", _shm),
+    Rule("shm-size-ignored", Severity.WARNING, config_key("container", "shmSize"),
+         "container.shmSize ({size}) has no effect with container.ipcMode: host; the container "
+         "uses the host's /dev/shm, so the program leaves it out",
+         "remove container.shmSize, or set container.ipcMode: private to give the container its own "
+         "/dev/shm of that size",
+         "Docker: shmSize set together with ipcMode host.",
+         "Docker ignores --shm-size in the host's IPC namespace; the value reads as a limit that is not there.",
+         "this project (vllm_serving/render/docker_container.py drops shm_size with ipc host); "
+         "Docker's run reference: --ipc=host shares the host's /dev/shm", _shm_ignored),
     Rule("registry-password-missing", Severity.WARNING, config_key("registryPassword"),
          "image.username {user} is set for {registry} but the secret registryPassword is not",
          "run: pulumi config set --secret registryPassword",
