@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.core.conftest import edit, shipped_settings, spec_of
-from vllm_serving.findings import config_key
-from vllm_serving.rules.base import Context
+from vllm_serving.findings import Severity, config_key
+from vllm_serving.rules.base import Context, Rule
 
 
 def context(stack: str = "v100", **sections: object) -> Context:
@@ -55,3 +55,11 @@ def test_release_follows_the_image_tag() -> None:
 def test_quantization_is_blamed_on_the_key_that_set_it() -> None:
     assert context().quantization_key == config_key("model", "name")
     assert context(engine={"quantization": "fp8"}).quantization_key == config_key("engine", "quantization")
+
+
+def test_a_rule_with_several_offenders_reports_each_one() -> None:
+    rule = Rule("demo", Severity.ERROR, config_key("model", "hostPath"), "{what} is bad", "fix {what}",
+                "", "", "this project", lambda ctx: [{"what": "a"}, {"what": "b", "key": "k"}])
+    found = rule.run(context())
+    assert [(f.key, f.message) for f in found] == [(config_key("model", "hostPath"), "a is bad"), ("k", "b is bad")]
+    assert Rule("demo", Severity.ERROR, "k", "m", "f", "", "", "", lambda ctx: None).run(context()) == []

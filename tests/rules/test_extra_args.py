@@ -81,9 +81,10 @@ def test_no_finding_echoes_a_secret_value() -> None:
         assert "extra-arg-secret" in text and LEAK not in text, items
 
 
-def test_other_offenders_of_a_rule_are_named_in_its_finding() -> None:
-    (hit,) = [f for f in findings("a100", extra("--seeed", "1", "--enforce-eagr")) if f.code == "extra-arg-unknown"]
-    assert hit.key == item(1) and "engine.extraArgs[3]" in hit.message
+def test_every_offender_gets_its_own_finding_in_one_run() -> None:
+    hits = [f for f in findings("a100", extra("--seeed", "1", "--enforce-eagr")) if f.code == "extra-arg-unknown"]
+    assert [f.key for f in hits] == [item(1), item(3)]
+    assert "--seeed" in hits[0].message and "--enforce-eagr" in hits[1].message
 
 
 def test_shipped_stacks_pass_with_typical_extra_args() -> None:

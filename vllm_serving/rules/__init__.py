@@ -45,7 +45,7 @@ __all__ = ["RULES", "RULES_BY_CODE", "Rule", "check"]
 def check(spec: ServingSpec) -> list[Finding]:
     """Every finding for `spec`: errors first, then warnings, each in the table's order."""
     ctx = Context(spec)
-    findings = [f for f in (rule.run(ctx) for rule in RULES) if f is not None]
+    findings = [f for rule in RULES for f in rule.run(ctx)]
     findings += _backend_objects(spec)
     if spec.promotion is not None:
         findings = [spec.promotion.attribute(f) for f in findings]

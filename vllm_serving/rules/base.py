@@ -122,7 +122,9 @@ class Context:
         return self.extra_switch("--enable-chunked-prefill") is not False
 
 
-Predicate = Callable[[Context], Facts | None]
+Predicate = Callable[[Context], Facts | list[Facts] | None]
+"""Facts for one finding, a list for one finding each (two bad host paths, two bad extraArgs
+entries: the user fixes both in one run), or None when the rule holds."""
 
 
 @dataclass(frozen=True)
@@ -153,9 +155,11 @@ class Rule:
         key = str(facts.get(KEY, self.key))
         return Finding(self.code, self.severity, key, self.message.format(**facts), self.fix.format(**facts))
 
-    def run(self, ctx: Context) -> Finding | None:
+    def run(self, ctx: Context) -> list[Finding]:
         facts = self.test(ctx)
-        return None if facts is None else self.finding(facts)
+        if facts is None:
+            return []
+        return [self.finding(f) for f in (facts if isinstance(facts, list) else [facts])]
 
 
 def gib(value: float) -> str:

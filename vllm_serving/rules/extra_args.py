@@ -34,18 +34,15 @@ def _problems(ctx: Context) -> tuple[Problem, ...]:
     return found
 
 
-def _first(kind: ProblemKind) -> Predicate:
-    """The first item with a problem of `kind`; the others of that kind are named in `also`."""
+def _each(kind: ProblemKind) -> Predicate:
+    """One finding per item with a problem of `kind`, each naming its own `engine.extraArgs[i]`."""
 
-    def test(ctx: Context) -> Facts | None:
+    def test(ctx: Context) -> list[Facts] | None:
         hits = [p for p in _problems(ctx) if p.kind == kind]
         if not hits:
             return None
-        first = hits[0]
         release, _ = release_for_tag(ctx.settings.image.tag)
-        also = "".join(f" (so does engine.extraArgs[{p.index}])" for p in hits[1:])
-        return {"index": first.index, "flag": first.flag, "detail": first.detail, "also": also,
-                "version": release.tag}
+        return [{"index": p.index, "flag": p.flag, "detail": p.detail, "version": release.tag} for p in hits]
 
     return test
 
@@ -66,54 +63,54 @@ RULES: tuple[Rule, ...] = (
     ItemRule(
         "extra-arg-secret", Severity.ERROR, EXTRA_ARGS,
         "vLLM reads this item as {flag}, a secret: its value would sit in plain text in the stack file, "
-        "the container spec and the process list{also}",
+        "the container spec and the process list",
         "remove it and its value from engine.extraArgs and run: pulumi config set --secret {detail}",
         "extraArgs passes --api-key or --hf-token in any spelling vLLM takes (prefix, `_`, `=`, case).",
         "The credential is stored and shown in plain text wherever the argv is.",
-        SOURCE, _first("secret")),
+        SOURCE, _each("secret")),
     ItemRule(
         "extra-arg-typed-key", Severity.ERROR, EXTRA_ARGS,
         "vLLM reads this item as {flag}, set by {detail}: passed here it overrides that key and skips "
-        "the checks on it{also}",
+        "the checks on it",
         "remove it (and its value) from engine.extraArgs and set {detail} instead",
         "extraArgs names a flag that has its own config key (aliases such as -tp, prefixes, --no- and "
         "dotted forms such as --speculative-config.method included).",
         "vLLM takes the last value, so the deployment differs from what the keys, the plan and the "
-        "rules say.", SOURCE, _first("typed-key")),
+        "rules say.", SOURCE, _each("typed-key")),
     ItemRule(
         "extra-arg-forbidden", Severity.ERROR, EXTRA_ARGS,
-        "{flag} {detail}{also}",
+        "{flag} {detail}",
         "remove it; list the flags you need in engine.extraArgs itself",
         "extraArgs names --help or --config.",
         "--help stops the server at once; --config reads flags no check sees.",
-        SOURCE, _first("forbidden")),
+        SOURCE, _each("forbidden")),
     ItemRule(
         "extra-arg-not-a-flag", Severity.ERROR, EXTRA_ARGS,
-        "this item {detail}{also}",
+        "this item {detail}",
         _SPLIT + "; the argv reaches vLLM without a shell, so `;`, quotes and spaces stay in the item",
         "An item that is neither a flag nor the value of the flag before it.",
         "vLLM takes only the model as a positional argument and exits ('unrecognized arguments').",
-        SOURCE, _first("not-a-flag")),
+        SOURCE, _each("not-a-flag")),
     ItemRule(
         "extra-arg-unknown", Severity.ERROR, EXTRA_ARGS,
         "{flag} is not a flag of vLLM {version}, the image tag's release: vLLM exits "
-        "('unrecognized arguments'){also}",
+        "('unrecognized arguments')",
         "{detail}",
         "extraArgs names a flag the image's vLLM release does not have.",
-        "vLLM exits at startup; the container restarts in a loop.", SOURCE, _first("unknown")),
+        "vLLM exits at startup; the container restarts in a loop.", SOURCE, _each("unknown")),
     ItemRule(
         "extra-arg-ambiguous", Severity.ERROR, EXTRA_ARGS,
-        "{flag} abbreviates several flags of vLLM {version}: vLLM exits ('ambiguous option'){also}",
+        "{flag} abbreviates several flags of vLLM {version}: vLLM exits ('ambiguous option')",
         "write the flag in full: one of {detail}",
         "An abbreviated flag that is the prefix of more than one flag.",
         "argparse takes a unique prefix but refuses an ambiguous one; vLLM exits.",
-        SOURCE, _first("ambiguous")),
+        SOURCE, _each("ambiguous")),
     ItemRule(
         "extra-arg-value", Severity.ERROR, EXTRA_ARGS,
-        "{flag} {detail}{also}",
+        "{flag} {detail}",
         "write a flag's value as the next item ([--flag, VALUE]); write a switch such as --enforce-eager "
         "alone, without `=`",
         "A flag without the value it needs, or a switch given a value with `=`.",
         "vLLM exits at startup (or, for a dotted key at the end, fails before parsing).",
-        SOURCE, _first("value")),
+        SOURCE, _each("value")),
 )
