@@ -47,6 +47,7 @@ clean:
 bench: env
 	$(UV) run --frozen python benchmarks/startup.py
 	$(UV) run --frozen python benchmarks/check_many.py
+	$(UV) run --frozen python benchmarks/hostile_stack.py
 
 ## make mutation: mutation testing (mutmut) of the rules and the capacity planner against the fast
 ## tests ([tool.mutmut] in pyproject.toml); prints the score, then the surviving mutants

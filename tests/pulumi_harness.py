@@ -21,7 +21,10 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.config import set_all_config
 
 from tests.paths import PROJECT, ROOT
+from vllm_serving.preflight.script import PASSED as PREFLIGHT_PASSED
 
+# What a one-shot container (`attach`, the preflight) reports once it exited: exit code, output.
+ONE_SHOT_RESULT: tuple[int, str] = (0, f"{PREFLIGHT_PASSED} (mock engine)")
 SECRET_SIG = rpc._special_sig_key  # "4dabf18193072939515e22adb298388d"
 SECRET_VALUE = rpc._special_secret_sig
 
@@ -41,6 +44,10 @@ class Registered:
     retain_on_delete: bool
     custom_timeouts: dict[str, str]
     provider: str
+    dependencies: tuple[str, ...] = ()
+    """URNs of every resource it waits for (its inputs' and depends_on)."""
+    delete_before_replace_defined: bool = False
+    """The option was set, true or false: false then overrides the provider's delete-first default."""
 
 
 class _Mocks(pulumi.runtime.Mocks):
@@ -64,6 +71,8 @@ class _Mocks(pulumi.runtime.Mocks):
             repo = ref.split("@")[0].rsplit(":", 1)[0] if ":" in ref.rsplit("/", 1)[-1] else ref
             outputs["repoDigest"] = f"{repo}@sha256:{'ab' * 32}"
             outputs["imageId"] = f"sha256:{'cd' * 32}"
+        if args.typ == "docker:index/container:Container" and args.inputs.get("attach"):
+            outputs["exitCode"], outputs["containerLogs"] = ONE_SHOT_RESULT
         if args.typ.startswith("kubernetes:"):
             meta = dict(outputs.get("metadata") or {})
             meta.setdefault("name", args.name)
@@ -101,6 +110,8 @@ class _Monitor(pulumi_mocks.MockMonitor):
                 custom_timeouts={k: getattr(timeouts, k) for k in ("create", "update", "delete")
                                  if getattr(timeouts, k)},
                 provider=request.provider,
+                dependencies=tuple(request.dependencies),
+                delete_before_replace_defined=request.deleteBeforeReplaceDefined,
             ))
         return response
 
@@ -135,7 +146,12 @@ class ProgramRun:
     infos: list[str] = field(default_factory=list)
 
     def of_type(self, suffix: str) -> list[Registered]:
-        return [r for r in self.resources if r.type.endswith(suffix)]
+        """Resources of that type; one-shot containers (the preflight) only through `one_shot`."""
+        return [r for r in self.resources if r.type.endswith(suffix) and not r.inputs.get("attach")]
+
+    def one_shot(self) -> list[Registered]:
+        """Containers run once to completion (`attach`): the preflight."""
+        return [r for r in self.resources if r.type == "docker:index/container:Container" and r.inputs.get("attach")]
 
     def one(self, suffix: str) -> Registered:
         found = self.of_type(suffix)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from vllm_serving.catalog.gpus import GpuSpec, find_gpu, suggest_gpu
+from vllm_serving.catalog.gpus import CPU, GpuSpec, find_gpu, suggest_gpu
+from vllm_serving.catalog.hf_config import load_hf_config
 from vllm_serving.catalog.models import ModelArchitecture, find_model, suggest_model
 from vllm_serving.command.vllm_argv import secret_env_names, vllm_args, vllm_env
 from vllm_serving.findings import ConfigError, Finding, Severity, config_key
@@ -78,10 +80,15 @@ class ServingSpec:
         }
 
 
-def resolve(settings: StackSettings, stack: str, promotion: Promotion | None = None) -> ServingSpec:
-    """Join settings with the catalogs; unknown catalog names are errors with suggestions."""
+def resolve(settings: StackSettings, stack: str, promotion: Promotion | None = None,
+            project_dir: Path | None = None) -> ServingSpec:
+    """Join settings with the catalogs; unknown catalog names are errors with suggestions.
+
+    `project_dir` (default: the working directory, where Pulumi runs the program) is what a
+    relative `model.configFile` is read from.
+    """
     findings: list[Finding] = []
-    gpu = find_gpu(settings.hardware.gpu)
+    gpu = find_gpu(settings.hardware.gpu) if settings.hardware.uses_gpus else CPU
     if gpu is None:
         close = suggest_gpu(settings.hardware.gpu)
         findings.append(Finding(
@@ -90,7 +97,15 @@ def resolve(settings: StackSettings, stack: str, promotion: Promotion | None = N
             (f"did you mean {', '.join(close)}?" if close else "use a catalog name")
             + " (vllm-stack gpus lists them)"))
     model = settings.model.architecture
-    if model is None:
+    if settings.model.config_file is not None:
+        # A config.json is the model's own catalog entry, so it is read here, where catalog names
+        # are looked up: the program and every CLI verb resolve the same architecture from it.
+        path = (project_dir or Path.cwd()) / settings.model.config_file
+        try:
+            model = load_hf_config(path, config_key("model", "configFile"))
+        except ConfigError as exc:
+            findings += exc.findings
+    elif model is None:
         assert settings.model.name is not None
         model = find_model(settings.model.name)
         if model is None:
@@ -99,7 +114,8 @@ def resolve(settings: StackSettings, stack: str, promotion: Promotion | None = N
                 "model-unknown", Severity.ERROR, config_key("model", "name"),
                 f"'{settings.model.name}' is not in the model catalog",
                 (f"did you mean {', '.join(close)}?" if close else "name a catalog model")
-                + " or describe it under model.architecture"))
+                + " (vllm-stack models lists them), or point model.configFile at the model's config.json"
+                  " or describe it under model.architecture"))
     if findings:
         raise ConfigError(findings)
     assert gpu is not None and model is not None
@@ -119,11 +135,11 @@ def resolve(settings: StackSettings, stack: str, promotion: Promotion | None = N
 
 def promoted_spec(
     values: Mapping[str, Any], secret_keys: frozenset[str] | set[str], promotion: Promotion,
-    project_defaults: Mapping[str, Any],
+    project_defaults: Mapping[str, Any], project_dir: Path | None = None,
 ) -> ServingSpec:
     """Merge, validate and resolve a promoting stack; `check(spec)` then names both stacks."""
     try:
         settings = parse_stack_config(promote_values(values, promotion, project_defaults), secret_keys)
-        return resolve(settings, promotion.target, promotion)
+        return resolve(settings, promotion.target, promotion, project_dir)
     except ConfigError as exc:
         raise ConfigError([promotion.attribute(f) for f in exc.findings]) from None

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pulumi
 import pulumi_docker as docker
 
 from components.docker.cache_volume import CacheVolume
 from components.docker.model_volume import ModelVolume
+from components.docker.preflight import Preflight
 from components.docker.registry_image import RegistryImage
 from components.docker.vllm_server import VllmServer
 from vllm_serving.engine.flags import SECRET_ENV
+from vllm_serving.preflight.command import docker_weights_source, preflight_command
 from vllm_serving.render.docker_container import cache_mount, container_spec, model_mount, pull_timeout_seconds
 from vllm_serving.render.docker_run import docker_run_command
 from vllm_serving.render.rollout_hints import docker_logs_command, docker_never_healthy_hint
@@ -41,7 +43,7 @@ def docker_provider(
 
 
 class VllmDeployment(pulumi.ComponentResource):
-    """Composes RegistryImage, ModelVolume, CacheVolume and VllmServer; exposes the stack outputs."""
+    """Composes RegistryImage, ModelVolume, CacheVolume, Preflight and VllmServer; exposes the stack outputs."""
 
     outputs: dict[str, pulumi.Input[object]]
 
@@ -50,8 +52,12 @@ class VllmDeployment(pulumi.ComponentResource):
         spec: ServingSpec,
         secrets: Mapping[str, pulumi.Output[str]],
         opts: pulumi.ResourceOptions | None = None,
+        resource_name: str | None = None,
+        server_after: Sequence[pulumi.Resource] = (),
     ) -> None:
-        name = spec.name
+        # a fleet host's deployment is named by its host (components/docker/fleet.py), and its
+        # server waits for the previous host's
+        name = resource_name or spec.name
         super().__init__("vllm-serving:docker:VllmDeployment", name, None, opts)
         provider = docker_provider(
             f"{name}-docker", spec, secrets.get("registryPassword"),
@@ -64,11 +70,19 @@ class VllmDeployment(pulumi.ComponentResource):
         cache = CacheVolume(f"{name}-cache", cache_spec, child) if cache_spec else None
         container = container_spec(spec)
         secret_env = {env: secrets[key] for key, env in SECRET_ENV.items() if env in spec.secret_env}
+        # the server's image passes the preflight first: a failed one stops here, the server untouched
+        preflight = preflight_command(spec, "docker", docker_weights_source(spec))
+        server_image = (Preflight(f"{name}-preflight", preflight, container, image.image_id,
+                                  weights.container_volume(), child).server_image()
+                        if preflight else image.image_id)
         server = VllmServer(
-            f"{name}-server", container, image.image_id,
+            f"{name}-server", container, server_image,
             [v.container_volume() for v in (weights, cache) if v is not None],
-            secret_env, child,
+            secret_env,
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=list(server_after)))
+            if server_after else child,
         )
+        self.server = server
         # the provider's health timeout names neither the start period nor where the logs are
         docker_host = spec.settings.target.docker_host
         pulumi.log.info(docker_never_healthy_hint(container, docker_host), resource=server.container)

@@ -28,6 +28,21 @@ def _envs(spec: ContainerSpec, secret_env: Mapping[str, pulumi.Output[str]]) -> 
     return pulumi.Output.all(*secret).apply(lambda values: plain + list(values))
 
 
+# `gpus="device=6,7"` is CSV-split by the provider into Count 7 + DeviceIDs [6], which dockerd
+# refuses: specific GPUs go through a device request, driver set explicitly (the provider's
+# default driver is `cdi`). The preflight asks for the same GPUs through these two.
+def gpus(spec: ContainerSpec) -> str | None:
+    """The provider's `gpus`: `all`, or None with specific GPUs or none (a CPU target)."""
+    return None if spec.device_ids else spec.gpus
+
+
+def device_requests(spec: ContainerSpec) -> list[docker.ContainerDeviceRequestArgs] | None:
+    """Specific GPUs as one NVIDIA device request."""
+    if not spec.device_ids:
+        return None
+    return [docker.ContainerDeviceRequestArgs(driver="nvidia", device_ids=list(spec.device_ids), capabilities=["gpu"])]
+
+
 class VllmServer(pulumi.ComponentResource):
     """One `docker.Container` running vLLM, replaced delete-first (fixed name and host port)."""
 
@@ -54,17 +69,13 @@ class VllmServer(pulumi.ComponentResource):
             image=image,
             command=list(spec.command),
             envs=_envs(spec, secret_env),
-            # `gpus="device=6,7"` is CSV-split by the provider into Count 7 + DeviceIDs [6], which
-            # dockerd refuses: specific GPUs go through a device request, driver set explicitly
-            # (the provider's default driver is `cdi`)
-            gpus=None if spec.device_ids else spec.gpus,
-            device_requests=[docker.ContainerDeviceRequestArgs(
-                driver="nvidia", device_ids=list(spec.device_ids), capabilities=["gpu"],
-            )] if spec.device_ids else None,
+            gpus=gpus(spec),
+            device_requests=device_requests(spec),
             runtime=spec.runtime,
             ipc_mode=spec.ipc_mode,
             shm_size=spec.shm_size_mb,  # MB, the provider's unit
             privileged=spec.privileged,
+            security_opts=list(spec.security_opts),
             ports=[docker.ContainerPortArgs(
                 internal=spec.container_port, external=spec.host_port,
                 ip=spec.bind_address, protocol="tcp",

@@ -4,6 +4,8 @@ The objects are those `vllm-stack render --format k8s` prints (`vllm_serving.ren
 this component only adds what a plain manifest cannot say: secret values as Pulumi secrets,
 `retain_on_delete`/`protect` on a weights claim the stack creates, and `custom_timeouts` on the
 Deployment long enough for the model load (Pulumi's await gives up after 10 minutes by default).
+A server across nodes is a LeaderWorkerSet (a custom resource): its CRD is read from the cluster
+first, so a cluster without LeaderWorkerSet fails the preview before anything is created.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.kubernetes.monitoring import monitoring_resources, operator_crds
+from vllm_serving.planner.capacity import plan_capacity
+from vllm_serving.planner.scale_out import scale_out, scale_out_view
+from vllm_serving.render.kubernetes.leader_worker_set import CRD_NAME, INSTALL_COMMAND, pod_template
 from vllm_serving.render.kubernetes.objects import KubernetesObjects, render_objects
 from vllm_serving.render.kubernetes.parts import (
     DOCKER_HUB,
@@ -38,7 +44,8 @@ def deployment_timeout(spec: ServingSpec) -> str:
 
 
 class VllmKubernetes(pulumi.ComponentResource):
-    """Namespace, pull and credential Secrets, claims, Deployment, Service, NetworkPolicy, PDB."""
+    """Namespace, pull and credential Secrets, claims, Deployment or LeaderWorkerSet, Service,
+    NetworkPolicy, PDB."""
 
     outputs: dict[str, pulumi.Input[Any]]
 
@@ -53,15 +60,20 @@ class VllmKubernetes(pulumi.ComponentResource):
         self._spec = spec
         self._secrets = dict(secrets or {})
         objects = render_objects(spec)  # secret values masked; the real ones are set below
+        self.lws_crd = self._lws_crd(name, objects)
+        gate: list[pulumi.Resource] = [self.lws_crd] if self.lws_crd is not None else []
+        # prometheus-operator's CRDs (observability.prometheusOperator) are read first too
+        self.monitoring_crds = operator_crds(self, name, spec)
+        gate += self.monitoring_crds
         self.namespace_resource: k8s.core.v1.Namespace | None = None
         if objects.namespace is not None:
             # Deleting a namespace deletes every claim in it, retain_on_delete on the claims
             # notwithstanding: a namespace the stack creates is never deleted (destroy, rename).
             self.namespace_resource = k8s.core.v1.Namespace(
                 f"{name}-namespace", metadata=objects.namespace["metadata"],
-                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True,
+                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True, depends_on=gate,
                                             protect=spec.settings.model.protect))
-        first = [self.namespace_resource] if self.namespace_resource else []
+        first: list[pulumi.Resource] = [self.namespace_resource] if self.namespace_resource else gate
         self.registry_secret = self._registry_secret(name, objects, first)
         self.credentials_secret = self._credentials_secret(name, objects, first)
         self.weights_claim = self._claim(
@@ -70,15 +82,25 @@ class VllmKubernetes(pulumi.ComponentResource):
         needed = [r for r in (*first, self.registry_secret, self.credentials_secret,
                               self.weights_claim, self.cache_claim) if r is not None]
         timeout = deployment_timeout(spec)
-        self.deployment = k8s.apps.v1.Deployment(
-            name, metadata=objects.deployment["metadata"], spec=self._rolling_on_new_credentials(objects),
-            opts=pulumi.ResourceOptions(
-                parent=self, depends_on=needed,
-                custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout)))
+        workload_options = pulumi.ResourceOptions(
+            parent=self, depends_on=needed, custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout))
+        self.deployment: k8s.apps.v1.Deployment | None = None
+        self.leader_worker_set: k8s.apiextensions.CustomResource | None = None
+        workload: pulumi.Resource
+        if objects.leader_worker_set is not None:
+            lws = objects.leader_worker_set
+            self.leader_worker_set = workload = k8s.apiextensions.CustomResource(
+                name, api_version=lws["apiVersion"], kind=lws["kind"], metadata=lws["metadata"],
+                spec=self._rolling_on_new_credentials(lws), opts=workload_options)
+        else:
+            assert objects.deployment is not None
+            self.deployment = workload = k8s.apps.v1.Deployment(
+                name, metadata=objects.deployment["metadata"],
+                spec=self._rolling_on_new_credentials(objects.deployment), opts=workload_options)
         # the provider's timeout names no GPU; this line, printed with the resource, does
         pulumi.log.info(kubernetes_pending_hint(
-            spec.settings.kubernetes.namespace, spec.name, objects.deployment["spec"]["template"]["spec"],
-        ), resource=self.deployment)
+            spec.settings.kubernetes.namespace, spec.name, pod_template(objects.workload)["spec"],
+        ), resource=workload)
         self.service = k8s.core.v1.Service(
             name, metadata=objects.service["metadata"], spec=objects.service["spec"],
             opts=pulumi.ResourceOptions(parent=self, depends_on=first))
@@ -92,18 +114,31 @@ class VllmKubernetes(pulumi.ComponentResource):
             self.disruption_budget = k8s.policy.v1.PodDisruptionBudget(
                 name, metadata=objects.disruption_budget["metadata"],
                 spec=objects.disruption_budget["spec"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[*first, self.deployment]))
-        self.outputs = self._outputs()
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*first, workload]))
+        # ServiceMonitor, PrometheusRule, dashboard ConfigMap: with `observability` on (monitoring.py)
+        self.monitoring = monitoring_resources(self, name, spec, first, self.monitoring_crds)
+        self.outputs = self._outputs(objects)
         self.register_outputs(self.outputs)
 
-    def _rolling_on_new_credentials(self, objects: KubernetesObjects) -> Any:
-        """The Deployment spec with the real credentials' checksum on the pod template."""
-        body: Any = copy.deepcopy(objects.deployment["spec"])
+    def _lws_crd(self, name: str, objects: KubernetesObjects) -> k8s.apiextensions.v1.CustomResourceDefinition | None:
+        """Read the LeaderWorkerSet CRD when the stack needs it; a cluster without it fails the read
+        ("resource ... does not exist"), and this line beside it says how to install it."""
+        if objects.leader_worker_set is None:
+            return None
+        crd = k8s.apiextensions.v1.CustomResourceDefinition.get(
+            f"{name}-lws-crd", CRD_NAME, opts=pulumi.ResourceOptions(parent=self))
+        pulumi.log.info(f"a server across nodes is a LeaderWorkerSet: the cluster needs its CRD ({CRD_NAME}); "
+                        f"install it with: {INSTALL_COMMAND}", resource=crd)
+        return crd
+
+    def _rolling_on_new_credentials(self, workload: Obj) -> Any:
+        """The workload's spec with the real credentials' checksum on the (leader's) pod template."""
+        body: Any = copy.deepcopy(workload["spec"])
         keys = secret_env_keys(self._spec)
         if keys:
             values = pulumi.Output.all(**{key: self._secret(key) for key in keys.values()})
             # a slow salted hash, not the values: safe to show in the preview diff
-            body["template"]["metadata"]["annotations"][SECRETS_CHECKSUM] = pulumi.Output.unsecret(
+            pod_template(workload, body)["metadata"]["annotations"][SECRETS_CHECKSUM] = pulumi.Output.unsecret(
                 values.apply(lambda v: credentials_checksum(self._spec, v)))
         return body
 
@@ -113,7 +148,7 @@ class VllmKubernetes(pulumi.ComponentResource):
         return pulumi.Output.secret(self._secrets[key])
 
     def _registry_secret(self, name: str, objects: KubernetesObjects,
-                         first: list[k8s.core.v1.Namespace]) -> k8s.core.v1.Secret | None:
+                         first: list[pulumi.Resource]) -> k8s.core.v1.Secret | None:
         obj = objects.registry_secret
         if obj is None:
             return None
@@ -127,7 +162,7 @@ class VllmKubernetes(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=first))
 
     def _credentials_secret(self, name: str, objects: KubernetesObjects,
-                            first: list[k8s.core.v1.Namespace]) -> k8s.core.v1.Secret | None:
+                            first: list[pulumi.Resource]) -> k8s.core.v1.Secret | None:
         obj = objects.credentials_secret
         if obj is None:
             return None
@@ -136,7 +171,7 @@ class VllmKubernetes(pulumi.ComponentResource):
             f"{name}-credentials", metadata=obj["metadata"], type=obj["type"], string_data=data,
             opts=pulumi.ResourceOptions(parent=self, depends_on=first))
 
-    def _claim(self, logical: str, obj: Obj | None, first: list[k8s.core.v1.Namespace],
+    def _claim(self, logical: str, obj: Obj | None, first: list[pulumi.Resource],
                protect: bool) -> k8s.core.v1.PersistentVolumeClaim | None:
         """A claim: weights and compile cache both survive `destroy`; `protect` on request."""
         if obj is None:
@@ -146,12 +181,16 @@ class VllmKubernetes(pulumi.ComponentResource):
         return k8s.core.v1.PersistentVolumeClaim(
             logical, metadata=obj["metadata"], spec=obj["spec"], opts=options)
 
-    def _outputs(self) -> dict[str, pulumi.Input[Any]]:
+    def _outputs(self, objects: KubernetesObjects) -> dict[str, pulumi.Input[Any]]:
         spec = self._spec
+        workload = objects.workload
         return {
             **spec.endpoints(),
             "servedModelName": spec.served_model_name,
             "vllmArgs": list(spec.args),
             "namespace": self.service.metadata.apply(lambda m: m.namespace),
             "serviceName": self.service.metadata.apply(lambda m: m.name),
+            # how the servers behind the Service are laid out, and that their KV caches are apart
+            "scaleOut": {"workload": f"{workload['kind']} {workload['metadata']['name']}",
+                         **scale_out_view(scale_out(spec.settings), plan_capacity(spec))},
         }

@@ -38,8 +38,8 @@ def test_catalog_model_text_output(capsys: pytest.CaptureFixture[str]) -> None:
             "--vllm-version", "v0.19.1"]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("weights_gib_per_gpu")
-    assert "max_concurrency" in out and "fits_one_request" in out
+    assert out.splitlines()[0].startswith("Qwen3.6-27B-FP8 on 4 x A100-80GB (TP 4)")
+    assert "Concurrency:" in out and "max concurrency at max-model-len" in out
 
 
 def test_weights_do_not_fit_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
@@ -79,15 +79,6 @@ def _capacity_args(stack: str) -> list[str]:
         args += ["--num-speculative-tokens", str(spec_cfg.num_speculative_tokens),
                  "--speculative-method", spec_cfg.method]
     return args
-
-
-@pytest.mark.parametrize("stack", ["v100", "a100"])
-def test_capacity_agrees_with_plan(stack: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """Same inputs, same figures: no --vllm-version means the project's pinned image tag."""
-    assert main(["--project-dir", str(ROOT), "plan", stack, "--json"]) == 0
-    planned = json.loads(capsys.readouterr().out)["capacity"]
-    assert main(["--project-dir", str(ROOT), "capacity", *_capacity_args(stack), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == planned
 
 
 def test_prefix_caching_and_speculative_flags(capsys: pytest.CaptureFixture[str]) -> None:

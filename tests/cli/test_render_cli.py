@@ -25,7 +25,7 @@ def _with_secret_stack(tmp_path: Path) -> Path:
     tmp_path.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     text = (ROOT / "Pulumi.a100-k8s.yaml").read_text()
-    text += "  vllm-serving:apiKey:\n    secure: AAABAKx0aW1lc3RhbXA=\n"
+    text += "  vllm-serving:apiKey:\n    secure: AAABAG5vdC1hLW5vbmNlIW5vdC1hLXJlYWwtdGFnISFrZXk=\n"
     (tmp_path / "Pulumi.a100-k8s.yaml").write_text(text)
     return tmp_path
 

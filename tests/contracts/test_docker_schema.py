@@ -29,6 +29,12 @@ VARIANTS = (
     # the provider's host and sshOpts (mocks never connect)
     Variant("ssh-host", {"target": {"dockerHost": "ssh://deploy@gpu.invalid",
                                     "sshOpts": ["-o", "StrictHostKeyChecking=yes"]}}),
+    # a Docker fleet: a provider and a deployment per host (each host its own URL, so a stack
+    # that binds to loopback stays valid)
+    Variant("fleet", {"target": {"dockerHost": None, "hosts": [
+        {"dockerHost": "ssh://deploy@gpu-a.invalid", "publicHost": "gpu-a.invalid"},
+        {"dockerHost": "ssh://deploy@gpu-b.invalid", "publicHost": "gpu-b.invalid",
+         "sshOpts": ["-o", "StrictHostKeyChecking=yes"]}]}}),
 )
 DOCKER_CASES = cases("docker", VARIANTS)
 
@@ -54,12 +60,16 @@ def test_docker_resources_match_the_provider_schema(case: Case) -> None:
 def test_docker_resources_use_the_configured_provider(case: Case) -> None:
     # Pulumi's default provider would talk to the Docker daemon where `pulumi` runs, without the
     # stack's host and registry credentials; mocks accept either.
+    # A fleet has one provider per host: each resource uses its own deployment's
+    # (`<deployment>-docker` for `<deployment>-image`, `-server`...).
     registered = case.registrations()
-    [provider] = [r for r in registered if r.type == PROVIDER]
-    reference = f"{PROVIDER}::{provider.name}::"
+    providers = {r.name for r in registered if r.type == PROVIDER}
+    assert providers
     for r in registered:
         if r.type.startswith("docker:"):
-            assert reference in r.provider, f"{r.type} {r.name} uses {r.provider or 'the default provider'}"
+            used = r.provider.split("::")[-2] if f"{PROVIDER}::" in r.provider else None
+            assert used in providers, f"{r.type} {r.name} uses {r.provider or 'the default provider'}"
+            assert r.name.startswith(used.removesuffix("-docker") + "-"), f"{r.name} uses {used}"
 
 
 def test_variants_reach_the_optional_inputs() -> None:

@@ -77,7 +77,11 @@ def _applies(stack: str, variant: Variant) -> bool:
     # A promoting stack takes image, model and release-level engine keys from its source's
     # release and refuses them in its own file: those variants run on the source stack instead.
     promoted = promote_from(stack_values(stack), stack) is not None
-    return not (promoted and any(is_carried(key) for key in variant.overridden_keys()))
+    if promoted and any(is_carried(key) for key in variant.overridden_keys()):
+        return False
+    # A CPU stack (hardware.device: cpu) has no GPUs to pick: GPU ids are a config error there.
+    cpu = (stack_values(stack).get(f"{PROJECT}:hardware") or {}).get("device") == "cpu"
+    return not (cpu and "hardware.deviceIds" in variant.overridden_keys())
 
 
 def cases(kind: str, variants: tuple[Variant, ...]) -> list[Any]:

@@ -51,7 +51,8 @@ def test_estimate_without_log_is_close_to_vllm(qwen3_4b: ModelArchitecture) -> N
     result = plan(CapacityInputs(model=qwen3_4b, gpu=GPUS["L4"], vllm_version=(0, 19, 1)))
     assert result.gpu_memory_utilization == DEFAULT_GPU_MEMORY_UTILIZATION
     assert result.max_model_len == qwen3_4b.max_position_embeddings
-    assert abs(result.available_kv_gib - 11.47) / 11.47 < 0.01
+    # the log states no version, weights or utilization: 3%, the corpus's bound, not a fitted 1%
+    assert abs(result.available_kv_gib - 11.47) / 11.47 < 0.03
 
 
 def test_kv_heads_replicate_below_one_per_gpu() -> None:
@@ -95,10 +96,11 @@ def test_context_that_does_not_fit_reports_the_longest_that_does() -> None:
 
 
 def test_cuda_graphs_count_from_v0_21() -> None:
+    # the same utilization for both: v0.20+ defaults to 0.92, which would outweigh the graph term
     old = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["A100-80GB"], tp=4,
-                              vllm_version=(0, 19, 1)))
+                              vllm_version=(0, 19, 1), gpu_memory_utilization=0.9))
     new = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["A100-80GB"], tp=4,
-                              vllm_version=(0, 21, 0)))
+                              vllm_version=(0, 21, 0), gpu_memory_utilization=0.9))
     assert old.cuda_graph_gib == 0 and new.cuda_graph_gib > 0
     assert new.available_kv_gib < old.available_kv_gib
 

@@ -3,6 +3,7 @@ corrections documented in vllm_serving/render/compose_file.py (and commented in 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import yaml
@@ -84,3 +85,12 @@ def test_all_gpus_secrets_and_named_weights() -> None:
 def test_deterministic() -> None:
     c = container_spec(make_spec("a100"))
     assert compose_yaml(c) == compose_yaml(container_spec(make_spec("a100")))
+
+
+def test_ports_publish_on_the_bind_address_ipv6_in_brackets() -> None:
+    c = container_spec(make_spec("v100"))
+    for address, published in (("0.0.0.0", f"{c.host_port}:{c.container_port}"),
+                               ("127.0.0.1", f"127.0.0.1:{c.host_port}:{c.container_port}"),
+                               ("::1", f"[::1]:{c.host_port}:{c.container_port}")):
+        service = compose_document(dataclasses.replace(c, bind_address=address))["services"][c.name]
+        assert service["ports"] == [published]

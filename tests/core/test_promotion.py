@@ -81,7 +81,7 @@ def test_prod_takes_the_release_and_keeps_its_own_layout(project: Path) -> None:
     engine = spec.settings.engine
     assert engine.max_model_len == 16384  # from staging's release
     assert engine.gpu_memory_utilization == 0.8  # prod's own
-    assert spec.settings.image.username == "admin"  # the project default, prod's own key
+    assert spec.settings.image.username == "admin"  # prod's own key (Pulumi.v100-prod.yaml)
     assert spec.settings.model.protect is True
     assert spec.settings.target.docker_host == "ssh://deploy@gpu-v100-01"
     assert "--max-model-len" in spec.args and "16384" in spec.args

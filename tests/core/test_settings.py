@@ -95,3 +95,11 @@ def test_habitual_keys_get_the_real_fix(section: str, key: str, fix: str) -> Non
     errors = _errors(**{section: {**BASE.get(section, {}), key: "x"}})
     assert fix in errors[f"vllm-serving:{section}.{key}"]
     assert "'x'" not in errors[f"vllm-serving:{section}.{key}"]  # a value typed there is never echoed
+
+
+@pytest.mark.parametrize("value", ["9" * 20000, ["--x"] * 5000, {"k" * 100: "v" * 100000}])
+def test_a_bad_value_is_quoted_as_a_short_excerpt(value: Any) -> None:
+    # a huge or hostile value never comes back whole in an error message (or Pulumi's log)
+    errors = _errors(engine={"maxModelLen": value})
+    assert list(errors) == ["vllm-serving:engine.maxModelLen"]
+    assert len(errors["vllm-serving:engine.maxModelLen"]) < 300, errors

@@ -161,7 +161,8 @@ def test_an_api_key_stack_refuses_requests_without_the_key(
     stack_dir.mkdir()
     (stack_dir / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
     (stack_dir / "Pulumi.v100-staging.yaml").write_text(
-        (ROOT / "Pulumi.v100-staging.yaml").read_text() + "  vllm-serving:apiKey:\n    secure: AAABAKx0aW1lc3RhbXA=\n")
+        (ROOT / "Pulumi.v100-staging.yaml").read_text()
+        + "  vllm-serving:apiKey:\n    secure: AAABAG5vdC1hLW5vbmNlIW5vdC1hLXJlYWwtdGFnISFrZXk=\n")
     monkeypatch.setenv("VLLM_SERVING_SECRET_APIKEY", engine.secret_values(c)["VLLM_API_KEY"])
     assert smoke_verb(stack_dir, "v100-staging", "--base-url", _base_url(c), "--timeout", "10") == 0
     monkeypatch.delenv("VLLM_SERVING_SECRET_APIKEY")

@@ -5,10 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.rules.boundary import Boundary, check_boundary
-from vllm_serving.settings.kubernetes import ServiceSettings
 from vllm_serving.units import GIB
 
-KEY = frozenset({"apiKey"})
 PRIVATE = {"ipc_mode": "private", "shm_size": None}
 TWO_GPUS = {"engine": {"tensor_parallel_size": 2}, "hardware": {"device_ids": (6, 7)}}
 
@@ -40,15 +38,6 @@ BOUNDARIES = [
     Boundary("registry-password-missing", "v100", {"image": {"registry": None}},
              {"image": {"registry": None}, "secrets_set": frozenset({"registryPassword"})},
              "Docker Hub: no registryPassword -> set", says=("for Docker Hub",)),
-    Boundary("api-open-on-network", "v100", {"network": {"bind_address": "0.0.0.0"}},
-             {"network": {"bind_address": "127.0.0.1"}}, "0.0.0.0 -> 127.0.0.1"),
-    Boundary("api-open-on-network", "v100", {"network": {"bind_address": "::"}},
-             {"network": {"bind_address": "::"}, "secrets_set": KEY}, ":: -> :: with apiKey"),
-    Boundary("api-open-outside-cluster", "a100-k8s", {"kubernetes": {"service": ServiceSettings(type="NodePort")}},
-             {"kubernetes": {"service": ServiceSettings(type="ClusterIP")}}, "NodePort -> ClusterIP"),
-    Boundary("api-open-outside-cluster", "a100-k8s", {"kubernetes": {"service": ServiceSettings(type="LoadBalancer")}},
-             {"kubernetes": {"service": ServiceSettings(type="LoadBalancer")}, "secrets_set": KEY},
-             "LoadBalancer -> with apiKey"),
     Boundary("docker-keys-on-kubernetes", "a100-k8s", {"hardware": {"device_ids": (0, 1, 2, 3)}}, {},
              "deviceIds set -> unset", says=("hardware.deviceIds",)),
     Boundary("docker-keys-on-kubernetes", "a100-k8s",

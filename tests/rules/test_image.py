@@ -9,7 +9,9 @@ from vllm_serving.catalog.models import MODELS
 from vllm_serving.engine.release_registry import known_versions
 
 DIGEST = "sha256:" + "0" * 64
-DENSE = {"name": None, "architecture": MODELS["Qwen3.5-27B"].model_copy(update={"linear_attention": None})}
+# the same model with every layer full attention: the nearest attention-only twin
+DENSE = {"name": None, "architecture": MODELS["Qwen3.5-27B"].model_copy(update={
+    "linear_attention": None, "full_attention_layers": MODELS["Qwen3.5-27B"].num_hidden_layers})}
 
 
 def tag(value: str | None, digest: str | None = None) -> dict[str, object]:

@@ -83,7 +83,8 @@ def test_docker_replacement_and_volumes(program: Any, stack: str, kind: str, con
     run = _run(program, stack, config)
     for r in run.resources:
         fixed_port = any(p.get("external") for p in r.inputs.get("ports") or [])
-        if r.type == "docker:index/container:Container" or fixed_port:
+        fixed_name = r.type == "docker:index/container:Container" and "name" in r.inputs  # the preflight is auto-named
+        if fixed_name or fixed_port:
             assert r.delete_before_replace, f"{r.name}: fixed name/port needs delete_before_replace"
     for image in run.of_type("docker:index/remoteImage:RemoteImage"):
         assert image.inputs.get("keepLocally") is True, "a ~20 GB image must stay on the host"

@@ -125,7 +125,7 @@ def secret_project(tmp_path: Path) -> Path:
         image = data["config"].get("vllm-serving:image") or stack_config(path)["vllm-serving:image"]
         data["config"]["vllm-serving:image"] = {**image, "username": USER}
         for key in SECRET_KEYS:
-            data["config"][f"vllm-serving:{key}"] = {"secure": "v1:AAAAbm90LWEtcmVhbC1jaXBoZXJ0ZXh0"}
+            data["config"][f"vllm-serving:{key}"] = {"secure": "v1:bm90LWEtbm9uY2Uh:bm90LWEtcmVhbC10YWchIQ=="}
         (tmp_path / path.name).write_text(yaml.safe_dump(data, sort_keys=False))
     return tmp_path
 

@@ -26,7 +26,7 @@ def _project(tmp_path: Path, base_url: str | None = None, api_key: bool = False)
         port = urlsplit(base_url).port
         doc["config"]["vllm-serving:network"] = {"hostPort": port, "bindAddress": "127.0.0.1"}
     if api_key:
-        doc["config"]["vllm-serving:apiKey"] = {"secure": "AAABAKx0aW1lc3RhbXA="}
+        doc["config"]["vllm-serving:apiKey"] = {"secure": "AAABAG5vdC1hLW5vbmNlIW5vdC1hLXJlYWwtdGFnISFrZXk="}
     (tmp_path / "Pulumi.v100.yaml").write_text(yaml.safe_dump(doc))
     return tmp_path
 

@@ -1,15 +1,20 @@
-"""The models we know, as data: the architecture facts the planner and the rules need.
+"""The models we know: the architecture facts the planner and the rules need.
 
-A stack may name an entry (`model.name`) or give the same facts inline (`model.architecture`).
-Figures for Qwen3.5/3.6-27B come from their Hugging Face `config.json` and vLLM's recipes.
+A stack names an entry (`model.name`), gives the same facts inline (`model.architecture`) or
+points at the model's `config.json` (`model.configFile`). The entries are data
+(`models.json`): each is what `hf_config.parse_hf_config` reads from the published config.json
+named in its `source`, plus the few facts a config.json lacks (the weights' size, the first vLLM
+release that runs it); tests/catalog holds the config.json copies and checks the two agree.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
+from importlib import resources
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 WeightDtype = Literal["bfloat16", "float16", "float32"]
@@ -46,6 +51,40 @@ class LinearAttention(_Facts):
     where the architecture reads it (Qwen3.5/3.6); unset: the compute dtype, as vLLM does."""
 
 
+class MultiLatentAttention(_Facts):
+    """Multi-head latent attention (DeepSeek-V2/V3): keys and values are rebuilt from one
+    compressed latent per token and layer, which is all the KV cache holds."""
+
+    kv_lora_rank: int = Field(ge=1)
+    """Width of the compressed KV latent (`kv_lora_rank`)."""
+    qk_rope_head_dim: int = Field(ge=1)
+    """Rotary part of each query/key head, cached beside the latent (`qk_rope_head_dim`)."""
+    qk_nope_head_dim: int = Field(ge=1)
+    """Non-rotary part of each query/key head (`qk_nope_head_dim`)."""
+    v_head_dim: int = Field(ge=1)
+    """Dimension of each value head (`v_head_dim`)."""
+    q_lora_rank: int | None = Field(default=None, ge=1)
+    """Width of the compressed query (`q_lora_rank`); unset: queries are not compressed."""
+
+    @property
+    def cache_dim(self) -> int:
+        """Elements cached per token and layer: vLLM's MLA head size (kv_lora_rank +
+        qk_rope_head_dim, one "KV head" replicated on every TP rank;
+        vllm/transformers_utils/model_arch_config_convertor.py get_head_size, v0.19.1)."""
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+
+class MixtureOfExperts(_Facts):
+    """Routed experts: every expert's weights are loaded, a few run per token."""
+
+    num_experts: int = Field(ge=1)
+    """Routed experts per MoE layer (`num_experts`, `n_routed_experts`, `num_local_experts`)."""
+    experts_per_token: int = Field(ge=1)
+    """Experts each token is routed to (`num_experts_per_tok`)."""
+    shared_experts: int = Field(default=0, ge=0)
+    """Experts every token also runs (`n_shared_experts`; 1 where a shared expert is sized)."""
+
+
 class ModelArchitecture(_Facts):
     """What the planner and the rules need to know about a model."""
 
@@ -67,6 +106,9 @@ class ModelArchitecture(_Facts):
     """All decoder layers, attention and linear attention."""
     hidden_size: int = Field(ge=1)
     """Model width."""
+    intermediate_size: int | None = Field(default=None, ge=1)
+    """MLP width (config.json `intermediate_size`), for the profiling run's activation peak;
+    unset: the planner derives it from the parameter count."""
     vocab_size: int = Field(ge=1)
     """Vocabulary size."""
     max_position_embeddings: int = Field(ge=1)
@@ -81,12 +123,35 @@ class ModelArchitecture(_Facts):
     """Layers with a per-token KV cache."""
     linear_attention: LinearAttention | None = None
     """Linear-attention layers of a hybrid model, if any."""
+    mla: MultiLatentAttention | None = None
+    """Multi-head latent attention dimensions (DeepSeek-V3/R1), if the model uses it."""
+    sliding_window: int | None = Field(default=None, ge=1)
+    """Tokens a sliding-window layer attends to (`sliding_window`), if some layers are limited."""
+    sliding_window_layers: int = Field(default=0, ge=0)
+    """Attention layers that attend only within `sliding_window` (part of full_attention_layers)."""
+    experts: MixtureOfExperts | None = None
+    """Routed experts of a mixture-of-experts model, if any."""
     mtp_layers: int = Field(default=0, ge=0)
     """Multi-token-prediction layers usable as a speculative draft (`method: mtp`)."""
     refuses_float16: bool = False
     """True for architectures vLLM will not run in float16 (gemma2, gemma3, ...)."""
     min_vllm_version: str | None = None
     """First vLLM release that runs this architecture."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelArchitecture:
+        """Facts that contradict each other describe no model vLLM could load."""
+        linear = self.linear_attention.num_layers if self.linear_attention else 0
+        if self.full_attention_layers + linear != self.num_hidden_layers:
+            raise ValueError(f"fullAttentionLayers ({self.full_attention_layers}) plus linear-attention layers "
+                             f"({linear}) must equal numHiddenLayers ({self.num_hidden_layers})")
+        if self.num_attention_heads % self.num_key_value_heads:
+            raise ValueError(f"numAttentionHeads ({self.num_attention_heads}) must be a multiple of "
+                             f"numKeyValueHeads ({self.num_key_value_heads})")
+        if self.sliding_window_layers > self.full_attention_layers or (
+                self.sliding_window_layers and self.sliding_window is None):
+            raise ValueError("slidingWindowLayers needs slidingWindow and at most fullAttentionLayers layers")
+        return self
 
     @property
     def total_weights_gib(self) -> float:
@@ -109,52 +174,34 @@ class ModelArchitecture(_Facts):
 # Bytes per parameter of quantized checkpoints (ignores the few layers kept in 16 bits).
 QUANTIZED_BYTES: dict[str, float] = {
     "fp8": 1.0, "fp8_e4m3": 1.0, "int8": 1.0, "awq": 0.5, "gptq": 0.5, "gptq-int4": 0.5,
+    # MXFP4 experts (4.25 bits) beside 16-bit attention and embeddings: gpt-oss-20b's published
+    # 12.8 GiB over 20.91B parameters (the larger of the two gpt-oss ratios, so never short)
+    "mxfp4": 0.66,
 }
 
 
-_QWEN3_5_27B = dict(
-    architecture="Qwen3_5ForConditionalGeneration",
-    model_type="qwen3_5",
-    family="qwen3",
-    params_billion=27.0,
-    num_hidden_layers=64,
-    hidden_size=5120,
-    vocab_size=248320,
-    max_position_embeddings=262144,
-    num_attention_heads=24,
-    num_key_value_heads=4,
-    head_dim=256,
-    full_attention_layers=16,  # full_attention_interval 4: every 4th of 64 layers
-    # config.json text_config: linear_num_key_heads, linear_num_value_heads,
-    # linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim, mamba_ssm_dtype float32
-    # (tests/fixtures/hf/qwen3.5-27b.config.json); Qwen3.6-27B is taken to share it (same architecture).
-    linear_attention=LinearAttention(
-        num_layers=48,
-        num_key_heads=16,
-        num_value_heads=48,
-        key_head_dim=128,
-        value_head_dim=128,
-        conv_kernel=4,
-        state_dtype_bytes=4,
-    ),
-    mtp_layers=1,  # mtp_num_hidden_layers
-    min_vllm_version="0.17.0",
-)
+class CatalogEntry(ModelArchitecture):
+    """A catalog model: its facts plus where they come from."""
 
-# Sizes per vLLM's recipes: ~65 GB BF16, ~33 GB FP8 (decimal GB, converted to GiB).
-_BF16_GIB = 65e9 / 2**30
-_FP8_GIB = 33e9 / 2**30
+    source: str = Field(pattern=r"^https://huggingface\.co/.+/config\.json$")
+    """The published config.json the facts are read from."""
+    notes: str | None = None
+    """Where a fact does not come from the config.json (weights' size, vLLM release), and why."""
 
-MODELS: dict[str, ModelArchitecture] = {
-    "Qwen3.5-27B": ModelArchitecture(**_QWEN3_5_27B, weights_gib=_BF16_GIB),
-    "Qwen3.5-27B-FP8": ModelArchitecture(
-        **_QWEN3_5_27B, weights_gib=_FP8_GIB, quantization="fp8"
-    ),
-    "Qwen3.6-27B": ModelArchitecture(**_QWEN3_5_27B, weights_gib=_BF16_GIB),
-    "Qwen3.6-27B-FP8": ModelArchitecture(
-        **_QWEN3_5_27B, weights_gib=_FP8_GIB, quantization="fp8"
-    ),
-}
+    def architecture_facts(self) -> ModelArchitecture:
+        """The facts alone, as an inline `model.architecture` would give them."""
+        return ModelArchitecture.model_validate(self.model_dump(exclude={"source", "notes"}))
+
+
+def _load_catalog() -> dict[str, CatalogEntry]:
+    raw = json.loads((resources.files("vllm_serving.catalog") / "models.json").read_text(encoding="utf-8"))
+    return {name: CatalogEntry.model_validate(facts) for name, facts in raw["models"].items()}
+
+
+CATALOG: dict[str, CatalogEntry] = _load_catalog()
+"""Every catalog entry by name, with its source."""
+MODELS: dict[str, ModelArchitecture] = {name: entry.architecture_facts() for name, entry in CATALOG.items()}
+"""The catalog's facts by name: what `model.name` resolves to."""
 
 
 def find_model(name: str) -> ModelArchitecture | None:

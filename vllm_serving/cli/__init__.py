@@ -11,7 +11,31 @@ from pathlib import Path
 from vllm_serving.findings import ConfigError
 
 # Each subcommand lives in its own module with `register(subparsers)`.
-COMMANDS = ("plan", "check", "capacity", "render", "catalogs", "diff", "affected", "smoke")
+COMMANDS = ("init", "plan", "check", "capacity", "render", "catalogs", "diff", "affected", "smoke")
+DISTRIBUTION = "vllm-serving"
+"""The project's name in pyproject.toml: `--version` reads its installed metadata."""
+
+
+def version() -> str:
+    # importlib.metadata takes ~25 ms to import: only `--version` pays for it
+    import importlib.metadata  # noqa: PLC0415
+
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """`--version`: looked up only when asked (reading the package metadata takes ~40 ms)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the installed version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"{parser.prog} {version()}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="vllm-stack",
         description="Plan, check and render vLLM deployments from the Pulumi stack files, offline.",
     )
+    parser.add_argument("--version", action=_VersionAction)
     parser.add_argument("--project-dir", type=Path, default=Path.cwd(),
                         help="directory holding Pulumi.yaml and the stack files (default: .)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -4,6 +4,8 @@ The rules are in `vllm_serving/views/affected_stacks.py`; this module only asks 
 prints one line, a JSON list, for a GitHub Actions matrix (`fromJSON`). `--exclude-promoting`
 drops the stacks with `release.promoteFrom` (production): the PR preview runs with the staging
 environment's credentials, which must never be asked to read a production stack.
+`--include-uncommitted` adds what the working tree changes on top of HEAD (staged, unstaged and
+new untracked files): what a local `pulumi preview` would run, before anything is committed.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ def register(subparsers: Any) -> None:
                         help="git ref the change is based on, e.g. origin/main or a commit")
     parser.add_argument("--json", action="store_true",
                         help="print a JSON list (a GitHub Actions matrix via fromJSON)")
+    parser.add_argument("--include-uncommitted", action="store_true",
+                        help="also count changes not committed yet: staged, unstaged and untracked files")
     parser.add_argument("--exclude-promoting", action="store_true",
                         help="leave out stacks that set release.promoteFrom (production stacks, "
                              "previewed only by the promote workflow)")
@@ -43,9 +47,20 @@ def changed_paths(project_dir: Path, base: str) -> list[str]:
     only paths inside the project (which may be a subdirectory of the repository);
     `--no-renames` lists a renamed stack file under its old name too; `-z` avoids quoting.
     """
-    command = ["git", "diff", "--name-only", "--no-renames", "--relative", "-z",
-               f"{base}...HEAD", "--"]
-    done = subprocess.run(command, cwd=project_dir, capture_output=True, text=True, check=False)
+    return _git_paths(project_dir, "diff", "--name-only", "--no-renames", "--relative", "-z", f"{base}...HEAD", "--")
+
+
+def uncommitted_paths(project_dir: Path) -> list[str]:
+    """Paths the working tree changes on top of HEAD, relative to project_dir: staged and unstaged
+    edits and deletions (`git diff HEAD`), and untracked files git does not ignore."""
+    changed = _git_paths(project_dir, "diff", "--name-only", "--no-renames", "--relative", "-z", "HEAD", "--")
+    # ls-files prints paths relative to its working directory, the project; `.` keeps it inside
+    untracked = _git_paths(project_dir, "ls-files", "--others", "--exclude-standard", "-z", "--", ".")
+    return list(dict.fromkeys([*changed, *untracked]))
+
+
+def _git_paths(project_dir: Path, *args: str) -> list[str]:
+    done = subprocess.run(["git", *args], cwd=project_dir, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip() or f"git exited with {done.returncode}")
     return [path for path in done.stdout.split("\0") if path]
@@ -67,6 +82,12 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, RuntimeError) as exc:
         print(f"vllm-stack: git diff {args.base}...HEAD failed: {exc}", file=sys.stderr)
         return 2
+    if args.include_uncommitted:
+        try:
+            changed += uncommitted_paths(project)
+        except (OSError, RuntimeError) as exc:
+            print(f"vllm-stack: reading the working tree's changes failed: {exc}", file=sys.stderr)
+            return 2
     existing = (stack_of(path.name) for path in project.glob("Pulumi.*.yaml"))
     stacks = affected_stacks(changed, (stack for stack in existing if stack))
     if args.exclude_promoting:
@@ -77,5 +98,6 @@ def run(args: argparse.Namespace) -> int:
         for stack in stacks:
             print(stack)
         if not stacks:
-            print(f"vllm-stack: no stack affected since {args.base}", file=sys.stderr)
+            since = f"{args.base} (working tree included)" if args.include_uncommitted else args.base
+            print(f"vllm-stack: no stack affected since {since}", file=sys.stderr)
     return 0

@@ -1,4 +1,8 @@
-"""`vllm-stack capacity`: the KV-cache planner on its own, for a catalog model or a config.json."""
+"""`vllm-stack capacity`: the KV-cache planner on its own, for a stack or for ad-hoc flags.
+
+Either way the flags become a stack's settings, so the figures are `plan`'s (`plan_capacity`)
+and the findings `check`'s (`rules.check`); `views/capacity_summary.py` words the answer.
+"""
 
 from __future__ import annotations
 
@@ -8,23 +12,45 @@ import sys
 from pathlib import Path
 from typing import Any, get_args
 
-from vllm_serving.catalog.gpus import GPUS, find_gpu, suggest_gpu
+from vllm_serving import rules
+from vllm_serving.catalog.gpus import GPUS, GpuSpec, find_gpu, suggest_gpu
 from vllm_serving.catalog.hf_config import load_hf_config
 from vllm_serving.catalog.models import MODELS, ModelArchitecture, find_model, suggest_model
-from vllm_serving.findings import ConfigError
+from vllm_serving.findings import PROJECT, ConfigError, Finding, Severity
 from vllm_serving.planner.capacity import (
     PINNED_VLLM_VERSION,
     CapacityInputs,
-    draft_attention_layers,
+    CapacityPlan,
     parse_vllm_version,
     plan,
+    spec_inputs,
 )
 from vllm_serving.settings import Dtype, KvCacheDtype
-from vllm_serving.stack_files.loader import project_defaults
+from vllm_serving.settings.stack_config import parse_stack_config
+from vllm_serving.spec import ServingSpec, resolve
+from vllm_serving.stack_files.loader import load_spec, project_defaults, stack_name, stack_path
+from vllm_serving.views.capacity_summary import Question, capacity_text
 
 # The JSON keys scripts rely on first, then the rest of the plan.
 MAIN_KEYS = ("weights_gib_per_gpu", "kv_bytes_per_token_per_gpu", "available_kv_gib",
              "kv_cache_tokens", "max_concurrency")
+# Flags that describe a deployment ad hoc: not combined with a stack, which has its own.
+AD_HOC = ("model", "model_config", "gpu", "gpus", "tp", "pp", "dtype", "kv_cache_dtype", "gpu_memory_utilization",
+          "max_model_len", "max_num_batched_tokens", "max_num_seqs", "optimization_level",
+          "enable_prefix_caching", "num_speculative_tokens", "speculative_method", "vllm_version")
+# The config key each ad-hoc flag sets: findings name the flag beside it.
+FLAG_OF_KEY = {
+    "engine.tensorParallelSize": "--tp", "engine.pipelineParallelSize": "--pp", "engine.dtype": "--dtype",
+    "engine.gpuMemoryUtilization": "--gpu-memory-utilization", "engine.maxModelLen": "--max-model-len",
+    "engine.kvCacheDtype": "--kv-cache-dtype", "engine.enablePrefixCaching": "--enable-prefix-caching",
+    "engine.speculativeConfig": "--num-speculative-tokens/--speculative-method",
+    "engine.maxNumSeqs": "--max-num-seqs", "engine.maxNumBatchedTokens": "--max-num-batched-tokens",
+    "engine.extraArgs": "--enforce-eager/--optimization-level", "hardware.gpu": "--gpu",
+    "hardware.count": "--gpus", "model.name": "--model", "model.architecture": "--model-config",
+    "image.tag": "--vllm-version",
+}
+# Sections ad-hoc flags describe; rules on the others (container, network, target...) are skipped.
+AD_HOC_SECTIONS = ("engine", "hardware", "model", "image")
 
 
 def _positive_float(text: str) -> float:
@@ -41,53 +67,81 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
-def _pinned_version(project_dir: Path) -> tuple[int, int, int]:
-    """The project's image.tag (Pulumi.yaml), else the release the planner reproduces."""
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is below 1")
+    return value
+
+
+def _pinned_tag(project_dir: Path) -> tuple[str, str]:
+    """(tag, where from): the project's image.tag (Pulumi.yaml), else the planner's pin."""
     try:
-        image = project_defaults(project_dir).get("vllm-serving:image")
+        image = project_defaults(project_dir).get(f"{PROJECT}:image")
     except ConfigError:
         image = None
     tag = image.get("tag") if isinstance(image, dict) else None
-    return parse_vllm_version(tag if isinstance(tag, str) else None) or PINNED_VLLM_VERSION
+    if isinstance(tag, str) and parse_vllm_version(tag) is not None:
+        return tag, f"Pulumi.yaml image.tag {tag}"
+    pinned = "v" + ".".join(map(str, PINNED_VLLM_VERSION))
+    return pinned, f"the planner's pinned {pinned}"
 
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "capacity", help="KV-cache size and concurrency for a model on a GPU",
-        description="Estimate weights per GPU, the memory left for the KV cache, its size in "
-                    "tokens and the concurrency at max-model-len, as vLLM (V1) computes them.")
-    source = parser.add_mutually_exclusive_group(required=True)
+        "capacity", help="KV-cache size and concurrency for a stack, or a model on a GPU",
+        description="Whether a model fits, its longest context and concurrency, and each amount vLLM "
+                    "subtracts before sizing the KV cache (with the vLLM file it comes from), for a stack "
+                    "or for the flags below; then the findings `check` would print.")
+    parser.add_argument("stack", nargs="?", metavar="STACK",
+                        help="a stack name (Pulumi.<STACK>.yaml) or a stack file's path; or give the flags")
+    source = parser.add_mutually_exclusive_group()
     source.add_argument("--model", help="catalog model, e.g. Qwen3.5-27B")
     source.add_argument("--model-config", type=Path, metavar="PATH",
                         help="a Hugging Face config.json as published")
-    parser.add_argument("--gpu", required=True, help="catalog GPU, e.g. A100-80GB")
-    parser.add_argument("--gpus", type=int, help="GPUs available (default: TP x PP)")
-    parser.add_argument("--tp", type=int, required=True, help="tensor parallel size")
-    parser.add_argument("--pp", type=int, default=1, help="pipeline parallel size (default 1)")
+    parser.add_argument("--gpu", help="catalog GPU, e.g. A100-80GB")
+    parser.add_argument("--gpus", type=_positive_int, help="GPUs available (default: TP x PP)")
+    parser.add_argument("--tp", type=int, help="tensor parallel size")
+    parser.add_argument("--pp", type=int, help="pipeline parallel size (default 1)")
     parser.add_argument("--dtype", choices=get_args(Dtype), help="--dtype (default auto)")
     parser.add_argument("--kv-cache-dtype", choices=get_args(KvCacheDtype), help="default auto")
     parser.add_argument("--gpu-memory-utilization", type=_positive_float,
-                        help="share of each GPU's memory (default 0.9, vLLM's)")
+                        help="share of each GPU's memory (default: the release's, 0.9; 0.92 from v0.20)")
     parser.add_argument("--max-model-len", type=int, help="default: the model's max_position_embeddings")
+    parser.add_argument("--max-num-batched-tokens", type=_positive_int, metavar="N",
+                        help="tokens per step: the profiling run's size (default: the release's for the GPU)")
+    parser.add_argument("--max-num-seqs", type=_positive_int, metavar="N",
+                        help="sequences per step: sampler rows and CUDA graph sizes (default: the release's)")
+    parser.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs (vLLM's flag)")
+    parser.add_argument("--optimization-level", choices=("0", "1", "2", "3"), metavar="{0,1,2,3}",
+                        help="vLLM's -O: 0 no CUDA graphs, 1 piecewise, 2 and 3 full and piecewise (default 2)")
     parser.add_argument("--available-kv-gib", type=_positive_float,
                         help="KV memory vLLM logged ('Available KV cache memory'); skips the estimate")
     parser.add_argument("--enable-prefix-caching", action=argparse.BooleanOptionalAction,
                         help="as vLLM's flag (default: vLLM's for the model, off for hybrids); "
                              "on, hybrid models keep 2 state blocks per request ('align' mode)")
-    parser.add_argument("--num-speculative-tokens", type=_non_negative_int, default=0, metavar="N",
+    parser.add_argument("--num-speculative-tokens", type=_non_negative_int, metavar="N",
                         help="speculative tokens per step (default 0)")
-    parser.add_argument("--speculative-method", default="mtp",
+    parser.add_argument("--speculative-method",
                         help="draft method of --num-speculative-tokens (default mtp: the model's "
-                             "MTP layers join the KV cache)")
+                             "MTP layers join the KV cache and their weights the budget)")
     parser.add_argument("--vllm-version",
                         help="image's vLLM version, e.g. v0.19.1 (default: the project's image.tag "
                              "in Pulumi.yaml, else v0.19.1)")
+    parser.add_argument("--for-context", type=_positive_int, metavar="N",
+                        help="how many concurrent requests of N tokens the KV cache holds")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.set_defaults(func=run)
 
 
 def _error(message: str) -> int:
     print(f"vllm-stack capacity: {message}", file=sys.stderr)
+    return 1
+
+
+def _config_errors(findings: list[Finding]) -> int:
+    for finding in findings:
+        print(finding.line(), file=sys.stderr)
     return 1
 
 
@@ -108,7 +162,96 @@ def _model(args: argparse.Namespace) -> ModelArchitecture | str:
     return model
 
 
-def run(args: argparse.Namespace) -> int:
+def _ad_hoc_problem(args: argparse.Namespace) -> str | None:
+    if args.model is None and args.model_config is None:
+        return "give a STACK, or --model (or --model-config), --gpu and --tp"
+    if args.gpu is None or args.tp is None:
+        return "--gpu and --tp are needed with --model / --model-config"
+    tp, pp = args.tp, args.pp or 1
+    if tp < 1 or pp < 1:
+        return "--tp and --pp must be at least 1"
+    if args.gpus is not None and tp * pp > args.gpus:
+        return f"TP {tp} x PP {pp} needs {tp * pp} GPUs; --gpus is {args.gpus}"
+    if args.gpu_memory_utilization is not None and args.gpu_memory_utilization > 1:
+        return "--gpu-memory-utilization must be in (0, 1]"
+    if args.vllm_version and parse_vllm_version(args.vllm_version) is None:
+        return f"'{args.vllm_version}' is not a version such as v0.19.1"
+    return None
+
+
+def _engine_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The engine section the flags describe (camelCase keys, only those given)."""
+    extra = (["--enforce-eager"] if args.enforce_eager else []) + (
+        [f"-O{args.optimization_level}"] if args.optimization_level is not None else [])
+    engine: dict[str, Any] = {
+        "tensorParallelSize": args.tp, "pipelineParallelSize": args.pp, "dtype": args.dtype,
+        "kvCacheDtype": args.kv_cache_dtype, "gpuMemoryUtilization": args.gpu_memory_utilization,
+        "maxModelLen": args.max_model_len, "maxNumBatchedTokens": args.max_num_batched_tokens,
+        "maxNumSeqs": args.max_num_seqs, "enablePrefixCaching": args.enable_prefix_caching,
+        "extraArgs": extra or None,
+    }
+    if args.num_speculative_tokens:
+        engine["speculativeConfig"] = {"method": args.speculative_method or "mtp",
+                                       "numSpeculativeTokens": args.num_speculative_tokens}
+    return {key: value for key, value in engine.items() if value is not None}
+
+
+def _ad_hoc_spec(args: argparse.Namespace, model: ModelArchitecture, gpu: GpuSpec) -> tuple[ServingSpec, str]:
+    """A stack made of the flags (ConfigError naming the flags), and where its version came from."""
+    tag, version_source = (args.vllm_version, f"--vllm-version {args.vllm_version}") if args.vllm_version else (
+        _pinned_tag(args.project_dir))
+    model_section: dict[str, Any] = {"name": args.model} if args.model else {"architecture": model}
+    values = {
+        f"{PROJECT}:hardware": {"gpu": gpu.name, "count": args.gpus or args.tp * (args.pp or 1)},
+        f"{PROJECT}:image": {"tag": tag},
+        f"{PROJECT}:model": model_section | {"hostPath": "/models/model"},
+        f"{PROJECT}:engine": _engine_values(args),
+    }
+    try:
+        return resolve(parse_stack_config(values, frozenset()), "capacity"), version_source
+    except ConfigError as exc:
+        raise ConfigError([_name_flag(f) for f in exc.findings]) from None
+
+
+def _name_flag(finding: Finding) -> Finding:
+    """The finding with the flag behind its key, for a reader who typed flags, not YAML."""
+    key = finding.key.removeprefix(f"{PROJECT}:")
+    flag = next((f for k, f in FLAG_OF_KEY.items() if key == k or key.startswith((k + ".", k + "["))), None)
+    if flag is None:
+        return finding
+    return Finding(finding.code, finding.severity, f"{finding.key} ({flag})", finding.message, finding.fix)
+
+
+def _stack_spec(args: argparse.Namespace) -> ServingSpec:
+    item: str = args.stack
+    if item.endswith((".yaml", ".yml")) or "/" in item:
+        return load_spec(Path(item), stack_name(Path(item)), args.project_dir)
+    return load_spec(stack_path(args.project_dir, item), item, args.project_dir)
+
+
+def _label(args: argparse.Namespace, spec: ServingSpec) -> str:
+    engine = spec.settings.engine
+    name = spec.settings.model.name or (str(args.model_config) if args.model_config else spec.model.architecture)
+    tp, pp = engine.tensor_parallel_size or 1, engine.pipeline_parallel_size or 1
+    where = f"stack {spec.stack}: " if args.stack else ""
+    return f"{where}{name} on {tp * pp} x {spec.gpu.name} (TP {tp}" + (f", PP {pp})" if pp > 1 else ")")
+
+
+def _answer(args: argparse.Namespace) -> tuple[ServingSpec, CapacityInputs, list[Finding], str] | int:
+    """The spec, planner inputs, findings and their scope; or an exit code after an error."""
+    if args.stack is not None:
+        given = [f"--{name.replace('_', '-')}" for name in AD_HOC if getattr(args, name) not in (None, False)]
+        if given or args.enforce_eager:
+            return _error(f"a stack carries its own settings; drop {', '.join(given or ['--enforce-eager'])} "
+                          "or the stack")
+        try:
+            spec = _stack_spec(args)
+        except ConfigError as exc:
+            return _config_errors(exc.findings)
+        return spec, spec_inputs(spec), rules.check(spec), f"stack {spec.stack}"
+    problem = _ad_hoc_problem(args)
+    if problem is not None:
+        return _error(problem)
     model = _model(args)
     if isinstance(model, str):
         return _error(model)
@@ -116,36 +259,44 @@ def run(args: argparse.Namespace) -> int:
     if gpu is None:
         close = _suggest(args.gpu, list(GPUS), suggest_gpu(args.gpu))
         return _error(f"unknown GPU '{args.gpu}'; did you mean {close}?")
-    if args.tp < 1 or args.pp < 1:
-        return _error("--tp and --pp must be at least 1")
-    if args.gpus is not None and args.tp * args.pp > args.gpus:
-        return _error(f"TP {args.tp} x PP {args.pp} needs {args.tp * args.pp} GPUs; --gpus is {args.gpus}")
-    if args.gpu_memory_utilization is not None and args.gpu_memory_utilization > 1:
-        return _error("--gpu-memory-utilization must be in (0, 1]")
-    version = parse_vllm_version(args.vllm_version)
-    if args.vllm_version and version is None:
-        return _error(f"'{args.vllm_version}' is not a version such as v0.19.1")
-    speculative = args.num_speculative_tokens
-    result = plan(CapacityInputs(
-        model=model, gpu=gpu, tp=args.tp, pp=args.pp, dtype=args.dtype,
-        kv_cache_dtype=args.kv_cache_dtype, gpu_memory_utilization=args.gpu_memory_utilization,
-        max_model_len=args.max_model_len, available_kv_gib=args.available_kv_gib,
-        enable_prefix_caching=args.enable_prefix_caching, num_speculative_tokens=speculative,
-        draft_attention_layers=draft_attention_layers(model, args.speculative_method) if speculative else 0,
-        vllm_version=version or _pinned_version(args.project_dir),
-    )).as_dict()
-    ordered = {key: result[key] for key in MAIN_KEYS} | result
+    try:
+        spec, version_source = _ad_hoc_spec(args, model, gpu)
+    except ConfigError as exc:
+        return _config_errors(exc.findings)
+    findings = [_name_flag(f) for f in rules.check(spec)
+                if f.key.removeprefix(f"{PROJECT}:").split(".")[0].split("[")[0] in AD_HOC_SECTIONS]
+    inputs = spec_inputs(spec).model_copy(update={"vllm_version_source": version_source})
+    return spec, inputs, findings, "ad-hoc flags; container and network rules skipped"
+
+
+def _json(result: CapacityPlan, findings: list[Finding], for_context: dict[str, object] | None) -> str:
+    data = result.as_dict()
+    ordered: dict[str, object] = {key: data[key] for key in MAIN_KEYS} | data
+    ordered["memory_terms"] = result.memory_breakdown()
+    if for_context is not None:
+        ordered["for_context"] = for_context
+    ordered["findings"] = [f.as_dict() for f in findings]
+    return json.dumps(ordered, indent=2)
+
+
+def run(args: argparse.Namespace) -> int:
+    answer = _answer(args)
+    if isinstance(answer, int):
+        return answer
+    spec, inputs, findings, scope = answer
+    if args.available_kv_gib is not None:
+        inputs = inputs.model_copy(update={"available_kv_gib": args.available_kv_gib})
+    result = plan(inputs)
+    asked = args.for_context or result.max_model_len
+    at_asked = result if asked == result.max_model_len else plan(inputs.model_copy(update={"max_model_len": asked}))
+    for_context = None if args.for_context is None else {
+        "tokens": asked, "max_concurrency": round(at_asked.max_concurrency, 2),
+        "within_max_model_len": asked <= result.max_model_len}
     if args.json:
-        print(json.dumps(ordered, indent=2))
-        return 0
-    width = max(map(len, ordered))
-    for key, value in ordered.items():
-        print(f"{key:<{width}}  {value}")
-    if not result["weights_fit"]:
-        print("the weights do not fit: more GPUs (--tp), a quantized checkpoint or more memory")
-        return 1
-    if not result["fits_one_request"]:
-        print(f"one request of {result['max_model_len']} tokens does not fit; "
-              f"at most {result['max_model_len_that_fits']}")
-        return 1
-    return 0
+        print(_json(result, findings, for_context))
+    else:
+        question = Question(label=_label(args, spec), asked_tokens=asked, asked_concurrency=at_asked.max_concurrency,
+                            max_position_embeddings=spec.model.max_position_embeddings)
+        print(capacity_text(result, question, findings, scope))
+    failed = not (result.weights_fit and result.fits_one_request)
+    return 1 if failed or any(f.severity == Severity.ERROR for f in findings) else 0

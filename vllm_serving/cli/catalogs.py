@@ -6,8 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from vllm_serving.catalog.gpus import GPUS
-from vllm_serving.catalog.models import MODELS
+from vllm_serving.catalog.gpus import GPU_ALIASES, GPUS, GpuSpec
+from vllm_serving.catalog.models import CATALOG, CatalogEntry
 
 
 def register(sub: Any) -> None:
@@ -15,7 +15,7 @@ def register(sub: Any) -> None:
     gpus.add_argument("--json", action="store_true", help="machine-readable output")
     gpus.set_defaults(func=run_gpus)
     models = sub.add_parser("models", help="list the model catalog (names for model.name)")
-    models.add_argument("--json", action="store_true", help="machine-readable output")
+    models.add_argument("--json", action="store_true", help="machine-readable output: every fact and its source")
     models.set_defaults(func=run_models)
 
 
@@ -25,31 +25,50 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
                      for row in (header, *rows))
 
 
+def _cc(gpu: GpuSpec) -> str:
+    return f"{gpu.compute_capability[0]}.{gpu.compute_capability[1]}"
+
+
 def run_gpus(args: argparse.Namespace) -> int:
-    rows = [{"name": g.name, "computeCapability": f"{g.compute_capability[0]}.{g.compute_capability[1]}",
-             "memoryGib": round(g.memory_gib, 1), "architecture": g.architecture,
-             "productLabel": g.product_label} for g in GPUS.values()]
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps([
+            {"name": g.name, "computeCapability": _cc(g), "memoryMib": g.memory_mib,
+             "memoryGib": round(g.memory_gib, 1), "architecture": g.architecture, "productLabel": g.product_label,
+             "bf16": g.supports_bf16, "fp8": g.supports_fp8_w8a8,
+             "aliases": sorted(alias for alias, name in GPU_ALIASES.items() if name == g.name)}
+            for g in GPUS.values()], indent=2))
         return 0
     print(_table(("GPU", "CC", "GiB", "ARCHITECTURE", "KUBERNETES LABEL (nvidia.com/gpu.product)"),
-                 [(g.name, f"{g.compute_capability[0]}.{g.compute_capability[1]}", f"{round(g.memory_gib, 1):g}",
-                   g.architecture, g.product_label) for g in GPUS.values()]))
+                 [(g.name, _cc(g), f"{round(g.memory_gib, 1):g}", g.architecture, g.product_label)
+                  for g in GPUS.values()]))
     return 0
 
 
+def _notes(m: CatalogEntry) -> str:
+    """What sets the model apart for sizing: hybrid, latent or sliding-window attention, experts."""
+    parts = [
+        ("hybrid attention", m.linear_attention is not None),
+        ("MLA (KV not sized)", m.mla is not None),
+        (f"window {m.sliding_window} on {m.sliding_window_layers}/{m.full_attention_layers} layers",
+         m.sliding_window_layers > 0),
+        (f"MoE {m.experts.num_experts}x{m.experts.experts_per_token}" if m.experts else "", m.experts is not None),
+        (f"{m.mtp_layers} MTP layer(s)", m.mtp_layers > 0),
+    ]
+    return ", ".join(text for text, on in parts if on)
+
+
+def _facts(name: str, entry: CatalogEntry) -> dict[str, Any]:
+    facts: dict[str, Any] = {"name": name, **entry.model_dump(mode="json", by_alias=True, exclude_none=True)}
+    facts["totalWeightsGib"] = round(entry.total_weights_gib, 2)
+    return facts
+
+
 def run_models(args: argparse.Namespace) -> int:
-    rows = [{"name": name, "architecture": m.architecture, "family": m.family,
-             "paramsBillion": m.params_billion, "weightsDtype": m.weights_dtype,
-             "quantization": m.quantization, "maxPositionEmbeddings": m.max_position_embeddings,
-             "hybrid": m.linear_attention is not None, "mtpLayers": m.mtp_layers} for name, m in MODELS.items()]
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps([_facts(name, entry) for name, entry in CATALOG.items()], indent=2))
         return 0
-    notes = {name: ", ".join(n for n, on in (("hybrid attention", m.linear_attention is not None),
-                                             (f"{m.mtp_layers} MTP layer(s)", m.mtp_layers > 0)) if on)
-             for name, m in MODELS.items()}
     print(_table(("MODEL", "ARCHITECTURE", "PARAMS", "WEIGHTS", "CONTEXT", "NOTES"),
                  [(name, m.architecture, f"{m.params_billion:g}B", m.quantization or m.weights_dtype,
-                   str(m.max_position_embeddings), notes[name]) for name, m in MODELS.items()]))
+                   str(m.max_position_embeddings), _notes(m)) for name, m in CATALOG.items()]))
+    print("\nEvery entry's source (its config.json) and facts: vllm-stack models --json")
     return 0

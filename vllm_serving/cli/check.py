@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from vllm_serving import rules
+from vllm_serving.cli.stacks import STACK_HELP, stack_findings, stack_target
 from vllm_serving.findings import ConfigError, Finding, Severity
 from vllm_serving.stack_files.loader import list_stacks, load_spec, stack_name, stack_path
 
@@ -17,8 +18,7 @@ def register(subparsers: Any) -> None:
         "check", help="check stacks against the hardware and engine rules (exit 1 on errors)",
         description="Check every stack in the project directory, the named stacks, or stack "
                     "files by path. Prints `SEVERITY CODE key: message - fix` per finding.")
-    parser.add_argument("stacks", nargs="*", metavar="STACK",
-                        help="stack name (Pulumi.<STACK>.yaml) or path to a stack file")
+    parser.add_argument("stacks", nargs="*", metavar="STACK", help=STACK_HELP)
     parser.add_argument("--config-file", action="append", type=Path, default=[], metavar="PATH",
                         help="a stack YAML file to check (repeatable)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -28,13 +28,7 @@ def register(subparsers: Any) -> None:
 def _targets(args: argparse.Namespace) -> list[tuple[str, Path]]:
     """(stack name, file) for each stack to check, in the order given."""
     project: Path = args.project_dir
-    targets: list[tuple[str, Path]] = []
-    for item in args.stacks:
-        path = Path(item)
-        if item.endswith((".yaml", ".yml")) or "/" in item:
-            targets.append((stack_name(path), path))
-        else:
-            targets.append((item, stack_path(project, item)))
+    targets = [stack_target(project, item) for item in args.stacks]
     targets += [(stack_name(path), path) for path in args.config_file]
     if not args.stacks and not args.config_file:
         targets = [(name, stack_path(project, name)) for name in list_stacks(project)]
@@ -42,22 +36,18 @@ def _targets(args: argparse.Namespace) -> list[tuple[str, Path]]:
 
 
 def check_stack(stack: str, path: Path, project_dir: Path | None = None) -> list[Finding]:
-    """Findings of one stack file; configuration errors are findings too."""
+    """Findings of one stack file, all at once: configuration errors, and what the catalogs and
+    the rules say about the rest of the stack."""
+    project = project_dir or path.parent
     try:
-        return rules.check(load_spec(path, stack, project_dir))
+        return rules.check(load_spec(path, stack, project))
     except ConfigError as exc:
-        return list(exc.findings)
+        return stack_findings(stack, path, project, list(exc.findings))
 
 
-def run(args: argparse.Namespace) -> int:
-    targets = _targets(args)
-    if not targets:
-        print(f"vllm-stack: no Pulumi.<stack>.yaml in {args.project_dir}", flush=True)
-        return 1
-    # Project defaults (Pulumi.yaml) apply to files given by path too, as with
-    # `pulumi preview --config-file PATH` run in the project.
-    results = [(stack, check_stack(stack, path, args.project_dir)) for stack, path in targets]
-    if args.json:
+def print_results(results: list[tuple[str, list[Finding]]], as_json: bool) -> bool:
+    """Print each stack's findings (text or JSON); True when any is an error."""
+    if as_json:
         print(json.dumps([{"stack": stack, "findings": [f.as_dict() for f in findings]}
                           for stack, findings in results], indent=2))
     else:
@@ -70,5 +60,15 @@ def run(args: argparse.Namespace) -> int:
         errors = sum(f.severity == Severity.ERROR for _, fs in results for f in fs)
         warnings = sum(f.severity == Severity.WARNING for _, fs in results for f in fs)
         print(f"{len(results)} stack(s): {errors} error(s), {warnings} warning(s)")
-    failed = any(f.severity == Severity.ERROR for _, findings in results for f in findings)
-    return 1 if failed else 0
+    return any(f.severity == Severity.ERROR for _, findings in results for f in findings)
+
+
+def run(args: argparse.Namespace) -> int:
+    targets = _targets(args)
+    if not targets:
+        print(f"vllm-stack: no Pulumi.<stack>.yaml in {args.project_dir}", flush=True)
+        return 1
+    # Project defaults (Pulumi.yaml) apply to files given by path too, as with
+    # `pulumi preview --config-file PATH` run in the project.
+    results = [(stack, check_stack(stack, path, args.project_dir)) for stack, path in targets]
+    return 1 if print_results(results, args.json) else 0

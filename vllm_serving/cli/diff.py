@@ -10,9 +10,9 @@ import json
 import sys
 from typing import Any
 
+from vllm_serving.cli.stacks import STACK_HELP, load_stack
 from vllm_serving.findings import ConfigError, Finding
 from vllm_serving.spec import ServingSpec
-from vllm_serving.stack_files.loader import load_spec, stack_path
 from vllm_serving.views.stack_diff import Change, stack_diff
 
 UNSET = "(unset)"
@@ -25,8 +25,8 @@ def register(sub: Any) -> None:
         description="Compare the resolved deployments of two stacks: target, GPU, model, image, "
                     "vLLM flags, env, mounts, ports, container, endpoints and capacity. "
                     "Exit 0 if identical, 1 if they differ, 2 if a stack cannot be read.")
-    parser.add_argument("stack_a", metavar="STACK_A", help="the stack now (Pulumi.STACK_A.yaml)")
-    parser.add_argument("stack_b", metavar="STACK_B", help="the stack it becomes (Pulumi.STACK_B.yaml)")
+    parser.add_argument("stack_a", metavar="STACK_A", help=f"the stack now: {STACK_HELP}")
+    parser.add_argument("stack_b", metavar="STACK_B", help=f"the stack it becomes: {STACK_HELP}")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)
 
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     # Read both before giving up, so one run names every stack that cannot be read.
     for name in (args.stack_a, args.stack_b):
         try:
-            specs.append(load_spec(stack_path(args.project_dir, name), name, args.project_dir))
+            specs.append(load_stack(args.project_dir, name))
         except ConfigError as exc:
             failed += exc.findings
     if failed:
@@ -64,9 +64,10 @@ def run(args: argparse.Namespace) -> int:
             print(finding.line(), file=sys.stderr)
         return 2
     changes = stack_diff(specs[0], specs[1])
+    a, b = specs[0].stack, specs[1].stack  # `v100` for Pulumi.v100.yaml given by path too
     if args.json:
-        print(json.dumps({"a": args.stack_a, "b": args.stack_b, "identical": not changes,
+        print(json.dumps({"a": a, "b": b, "identical": not changes,
                           "changes": [c.as_dict() for c in changes]}, indent=2))
     else:
-        print(_text(args.stack_a, args.stack_b, changes))
+        print(_text(a, b, changes))
     return 1 if changes else 0

@@ -6,16 +6,18 @@ import argparse
 import json
 from typing import Any
 
+from vllm_serving.cli.stacks import STACK_HELP, load_stack
 from vllm_serving.findings import ConfigError, Severity
+from vllm_serving.fleet import fleet_hosts
 from vllm_serving.render.docker_run import flag_lines
 from vllm_serving.rules import check
-from vllm_serving.stack_files.loader import load_spec, stack_path
-from vllm_serving.views.plan import deployment_plan
+from vllm_serving.views.fleet import fleet_plan, host_lines
+from vllm_serving.views.plan import deployment_plan, set_values
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("plan", help="print what `pulumi up -s STACK` would deploy")
-    parser.add_argument("stack", help="stack name, read from Pulumi.STACK.yaml")
+    parser.add_argument("stack", metavar="STACK", help=STACK_HELP)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)
 
@@ -26,13 +28,20 @@ def _port(port: dict[str, Any]) -> str:
     return f"{port['bindAddress']}:{port['hostPort']} -> {port['containerPort']}"
 
 
+def _block(title: str, rows: list[str]) -> list[str]:
+    """A titled block of rows; nothing at all when there are no rows."""
+    return [f"  {title}", *[f"    {row}" for row in rows]] if rows else []
+
+
 def _text(plan: dict[str, Any]) -> str:
-    g, m, c = plan["gpu"], plan["model"], plan["container"]
+    g, m = plan["gpu"], plan["model"]
+    container = set_values(plan["container"])
     lines = [
         f"Stack {plan['stack']}  ({plan['target']['kind']}: {plan['target']['where']})",
         f"  GPU        {g['name']} (CC {g['computeCapability']}, {g['memoryGib']} GiB), "
         f"host has {g['hostCount']}, container gets "
-        + (f"all {g['hostCount']}" if g["given"] == "all" else g["given"]),
+        + (f"all {g['hostCount']}" if g["given"] == "all" else g["given"])
+        if g["given"] is not None else "  Device     CPU: vLLM's CPU backend, no GPU",
         f"  Model      {m['name']} ({m['architecture']}, {m['paramsBillion']}B params, "
         f"{m['weightsGib']} GiB weights{', ' + m['quantization'] if m['quantization'] else ''})",
         f"  Served as  {m['servedModelName']}",
@@ -42,41 +51,34 @@ def _text(plan: dict[str, Any]) -> str:
                              if plan["release"]["promotedFrom"] else "this stack's own sections")
         + f" (release flags {plan['release']['argvFingerprint'][:19]}...)",
         "  Secrets    " + ", ".join(f"{k}: {v}" for k, v in plan["secrets"].items()),
-        "  Mounts",
-        *[f"    {x['source']} -> {x['target']} ({'read-only' if x['readOnly'] else 'writable'}, {x['kind']})"
-          for x in plan["mounts"]],
-        "  Ports",
-        *[f"    {_port(p)}" for p in plan["ports"]],
-        "  Container  " + ", ".join(f"{k}={v}" for k, v in c.items()),
-        "  Endpoints",
-        *[f"    {k:<10} {v}" for k, v in plan["endpoints"].items()],
-        "  vLLM argv",
-        *[f"    {line}" for line in flag_lines(tuple(plan["vllmArgs"]))],
-        "  Env",
-        *[f"    {k}={v}" for k, v in plan["env"].items()],
-        *[f"    {k}=<secret>" for k in plan["secretEnv"]],
+        *_block("Mounts", [f"{x['source']} -> {x['target']} ({'read-only' if x['readOnly'] else 'writable'}, "
+                           f"{x['kind']})" for x in plan["mounts"]]),
+        *_block("Ports", [_port(p) for p in plan["ports"]]),
+        *(["  Container  " + ", ".join(f"{k}={v}" for k, v in container.items())] if container else []),
+        *_block("Endpoints", [f"{k:<10} {v}" for k, v in plan["endpoints"].items()]),
+        *(_block("Hosts", host_lines(plan)) + [f"  Rollout    {plan['fleet']['rollout']}"] if "fleet" in plan else []),
+        *_block("vLLM argv", list(flag_lines(tuple(plan["vllmArgs"])))),
+        *_block("Env", [*[f"{k}={v}" for k, v in plan["env"].items()],
+                        *[f"{k}=<secret>" for k in plan["secretEnv"]]]),
+        *_block("Capacity", [f"{k:<34} {v}" for k, v in set_values(plan.get("capacity") or {}).items()]),
+        *_block("Scale out", [f"{k:<34} {v}" for k, v in (plan.get("scaleOut") or {}).items()]),
+        *_block("Findings", [f"{f['severity'].upper()} {f['code']} {f['key']}: {f['message']} - {f['fix']}"
+                             for f in plan["findings"]]),
+        *_block("Resources `pulumi up` would create", [f"{r['type']:<42} {r['name']}" for r in plan["resources"]]),
+        "  Equivalent docker run" + (" (for comparison; this stack deploys to Kubernetes)"
+                                     if plan["target"]["kind"] == "kubernetes" else ""),
+        *["    " + line for line in plan["dockerRunCommand"].splitlines()],
     ]
-    if plan.get("capacity"):
-        lines.append("  Capacity")
-        lines += [f"    {k:<34} {v}" for k, v in plan["capacity"].items()]
-    if plan["findings"]:
-        lines.append("  Findings")
-        lines += [f"    {f['severity'].upper()} {f['code']} {f['key']}: {f['message']} - {f['fix']}"
-                  for f in plan["findings"]]
-    lines.append("  Resources `pulumi up` would create")
-    lines += [f"    {r['type']:<42} {r['name']}" for r in plan["resources"]]
-    lines.append("  Equivalent docker run" + (" (for comparison; this stack deploys to Kubernetes)"
-                                              if plan["target"]["kind"] == "kubernetes" else ""))
-    lines += ["    " + line for line in plan["dockerRunCommand"].splitlines()]
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    spec = load_spec(stack_path(args.project_dir, args.stack), args.stack, args.project_dir)
+    spec = load_stack(args.project_dir, args.stack)
     findings = check(spec)
     errors = [f for f in findings if f.severity is Severity.ERROR]
     if errors:
         raise ConfigError(errors)
-    plan = deployment_plan(spec, findings)
+    hosts = fleet_hosts(spec)
+    plan = fleet_plan(spec, hosts, findings) if hosts else deployment_plan(spec, findings)
     print(json.dumps(plan, indent=2) if args.json else _text(plan))
     return 0

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from vllm_serving.cli.render import secret_variable
+from vllm_serving.cli.stacks import STACK_HELP, load_stack
 from vllm_serving.findings import ConfigError
-from vllm_serving.stack_files.loader import load_spec, stack_path
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
 
@@ -46,7 +46,7 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "smoke", help="check a deployed server answers as its stack says (after pulumi up)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("stack", help="stack name, read from Pulumi.STACK.yaml")
+    parser.add_argument("stack", metavar="STACK", help=STACK_HELP)
     parser.add_argument("--base-url", type=_base_url, default=None,
                         help="the API to check, e.g. http://localhost:8000/v1 (default: the stack's baseUrl)")
     parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_SECONDS,
@@ -58,7 +58,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     project_dir = Path(args.project_dir)
     try:
-        spec = load_spec(stack_path(project_dir, args.stack), args.stack, project_dir)
+        spec = load_stack(project_dir, args.stack)
     except ConfigError as exc:
         for finding in exc.findings:
             print(finding.line(), file=sys.stderr)

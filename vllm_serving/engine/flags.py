@@ -36,6 +36,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--served-model-name", "model.servedName"),
     Flag("--tensor-parallel-size", "engine.tensorParallelSize"),
     Flag("--pipeline-parallel-size", "engine.pipelineParallelSize"),
+    Flag("--data-parallel-size", "engine.dataParallelSize"),
     Flag("--gpu-memory-utilization", "engine.gpuMemoryUtilization"),
     Flag("--max-model-len", "engine.maxModelLen"),
     Flag("--dtype", "engine.dtype"),

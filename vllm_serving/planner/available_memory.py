@@ -20,26 +20,17 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal
 
+from vllm_serving.planner.model_shape import ModelShape as ModelShape
+from vllm_serving.planner.model_shape import forward_bytes
+
 GIB = 2**30
 MIB = 2**20
 
 UsageContext = Literal["openai", "llm"]
 """`vllm serve` is "openai" (OPENAI_API_SERVER); the offline `LLM` class is "llm"."""
 Sampler = Literal["flashinfer", "triton", "torch_sort"]
-
-
-@dataclass(frozen=True)
-class ModelShape:
-    """The config.json figures the profiling run's peak depends on."""
-
-    hidden_size: int
-    intermediate_size: int
-    vocab_size: int
-    num_layers: int
-    num_attention_heads: int
-    num_key_value_heads: int
-    head_dim: int
-    dtype_bytes: int = 2
+CudagraphMode = Literal["none", "piecewise", "full_and_piecewise"]
+"""CompilationConfig.cudagraph_mode as -O0 / -O1 / -O2 (the default) set it (config/vllm.py)."""
 
 
 @dataclass(frozen=True)
@@ -57,10 +48,14 @@ class MemoryInputs:
     """Speculative draft weights on this GPU, loaded inside the same measurement."""
     gpu_memory_utilization: float | None = None
     tp: int = 1
+    pp: int = 1
+    """Pipeline stages: each holds 1/pp of the layers (and NCCL starts as with TP > 1)."""
     max_num_batched_tokens: int | None = None
     max_num_seqs: int | None = None
     usage_context: UsageContext = "openai"
     enforce_eager: bool = False
+    cudagraph_mode: CudagraphMode | None = None
+    """None: FULL_AND_PIECEWISE (-O2), or none with enforce_eager."""
     max_cudagraph_capture_size: int | None = None
     num_speculative_tokens: int = 0
     sampler: Sampler | None = None
@@ -183,16 +178,12 @@ def _activation_bytes(inputs: MemoryInputs, sampler: Sampler, tokens: int, seqs:
     """Peak of the profiling run: the larger of one layer's forward buffers over all batched
     tokens and the sampler's logits over min(max_num_seqs, tokens) rows."""
     shape, model = inputs.model, load_accounting().model
-    tp = inputs.tp
-    attention = (2 * shape.num_attention_heads + 2 * shape.num_key_value_heads) * shape.head_dim / tp
-    forward = tokens * (2 * shape.hidden_size + max(3 * shape.intermediate_size / tp, attention))
-    forward_bytes = int(forward * shape.dtype_bytes)
     per_logit = int(model["sampler_bytes_per_logit"][sampler])
     if inputs.num_speculative_tokens:
         per_logit = max(per_logit, int(model["speculative_sampler_bytes_per_logit"]))
     rows = min(seqs, tokens)
     sampler_bytes = rows * shape.vocab_size * per_logit + tokens * shape.hidden_size * shape.dtype_bytes
-    return max(forward_bytes, sampler_bytes)
+    return max(forward_bytes(shape, tokens, inputs.tp), sampler_bytes)
 
 
 def capture_sizes(inputs: MemoryInputs, tokens: int, seqs: int) -> list[int]:
@@ -208,19 +199,28 @@ def capture_sizes(inputs: MemoryInputs, tokens: int, seqs: int) -> list[int]:
     return sorted(sizes)
 
 
+def cudagraph_mode(inputs: MemoryInputs) -> CudagraphMode:
+    """The graphs captured: none when eager (--enforce-eager or -O0), else the mode asked."""
+    if inputs.enforce_eager:
+        return "none"
+    return inputs.cudagraph_mode or "full_and_piecewise"
+
+
 def _cudagraph_bytes(inputs: MemoryInputs, tokens: int, seqs: int) -> int:
     """profile_cudagraph_memory: the largest capture's pool plus a floor per further graph.
     The pool holds each layer's piece outputs (qkv, attention output, residual)."""
-    if inputs.enforce_eager:
+    mode = cudagraph_mode(inputs)
+    if mode == "none":
         return 0
     shape = inputs.model
     sizes = capture_sizes(inputs, tokens, seqs)
     if not sizes:
         return 0
     full_limit = seqs * (1 + inputs.num_speculative_tokens)
-    full = [size for size in sizes if size <= full_limit]
+    full = [size for size in sizes if size <= full_limit] if mode == "full_and_piecewise" else []
     width = (2 * shape.num_attention_heads + 2 * shape.num_key_value_heads) * shape.head_dim / inputs.tp
-    first = shape.num_layers * sizes[-1] * (width + shape.hidden_size) * shape.dtype_bytes
+    layers = math.ceil(shape.num_layers / inputs.pp)
+    first = layers * sizes[-1] * (width + shape.hidden_size) * shape.dtype_bytes
     per_graph = int(load_accounting().model["cudagraph_per_graph_mib"]) * MIB
     return int(first) + per_graph * (len(sizes) - 1 + max(len(full) - 1, 0))
 
@@ -244,20 +244,32 @@ def _cudagraph_term(release: ReleaseAccounting, inputs: MemoryInputs, estimate: 
     return Term("cuda_graphs", estimate / GIB if subtracted else 0.0, source)
 
 
+def _linear_attention_terms(shape: ModelShape) -> tuple[Term, ...]:
+    """Hybrid models' Gated DeltaNet (FLA/Triton) workspaces, outside torch's allocator."""
+    if not shape.linear_attention_layers:
+        return ()
+    model = load_accounting().model
+    return (Term("linear_attention_kernels", float(model["linear_attention_non_torch_gib"]),
+                 str(model["linear_attention_source"])),)
+
+
 def estimate_available_memory(inputs: MemoryInputs) -> MemoryEstimate:
     """Each term the release subtracts, with its source, and the KV memory that remains."""
     release, exact = resolve_release(inputs.vllm_version)
     model = load_accounting().model
     tokens, seqs = batch_defaults(release, inputs)
     sampler: Sampler = inputs.sampler or release.raw["sampler"]
-    non_torch = float(model["non_torch_base_gib"]) + (float(model["nccl_tp_gib"]) if inputs.tp > 1 else 0.0)
+    multi_gpu = inputs.tp * inputs.pp > 1
+    non_torch = float(model["non_torch_base_gib"]) + (float(model["nccl_tp_gib"]) if multi_gpu else 0.0)
     graphs = _cudagraph_bytes(inputs, tokens, seqs)
     terms = (
         Term("weights", inputs.weights_gib + inputs.draft_weights_gib, release.text("weights_source")),
         Term("activation_peak", _activation_bytes(inputs, sampler, tokens, seqs) / GIB,
-             f"{release.text('activation_source')}; {release.text('sampler_source')}"),
+             f"{release.text('activation_source')}; {release.text('sampler_source')}"
+             + (f"; {model['moe_workspace_source']}" if inputs.model.experts_per_token else "")),
         Term("non_torch", non_torch, f"{release.text('nccl_init_counted_source')}; {model['nccl_tp_derivation']}"),
         _cudagraph_term(release, inputs, graphs),
+        *_linear_attention_terms(inputs.model),
     )
     requested = _requested_bytes(release, inputs) / GIB
     return MemoryEstimate(

@@ -20,7 +20,7 @@ from vllm_serving.settings import EngineSettings, ImageSettings, ModelSettings, 
 
 # Engine keys that depend on the host's GPUs and memory, not on what was verified.
 ENGINE_OWN_KEYS = frozenset({
-    "tensorParallelSize", "pipelineParallelSize", "gpuMemoryUtilization", "maxNumSeqs",
+    "tensorParallelSize", "pipelineParallelSize", "dataParallelSize", "gpuMemoryUtilization", "maxNumSeqs",
     "maxNumBatchedTokens",
 })
 
@@ -33,7 +33,7 @@ def _aliases(model: type[BaseModel]) -> frozenset[str]:
 # (image.username), data safety (model.protect) and the hardware-bound flags stay the stack's own.
 CARRIED: dict[str, frozenset[str]] = {
     "image": frozenset({"registry", "repository", "tag", "digest"}),
-    "model": frozenset({"name", "architecture", "hostPath", "volumeName", "containerPath", "servedName"}),
+    "model": frozenset({"name", "architecture", "configFile", "hostPath", "volumeName", "containerPath", "servedName"}),
     "engine": _aliases(EngineSettings) - ENGINE_OWN_KEYS,
 }
 SECTION_MODELS: dict[str, type[BaseModel]] = {

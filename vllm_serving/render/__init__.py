@@ -1,4 +1,4 @@
 """The deployment as each backend's plain data (Docker container, docker run, Compose, Kubernetes objects).
 
-Imports spec and below.
+Imports observability, spec and below.
 """

@@ -8,6 +8,11 @@ seed's hand-written file (each a correction or an addition, none a loss):
 - the compile cache, healthcheck, restart policy, log rotation, labels and `ipc` are added;
 - the seed's CPU/memory `reservations` (16 CPUs, 32 GB) are not modelled by the Docker settings
   and are left out; the GPU reservation (`devices`) is kept.
+
+Compose interpolates `$VAR` and `${VAR}` in every value of the file from the shell running
+`docker compose`; so every `$` in a value is written `$$`, which Compose reads back as one `$`,
+and the container gets exactly what `docker run` would give it (a `$` in an env value, an API key
+or an extra argument stays a `$`).
 """
 
 from __future__ import annotations
@@ -33,6 +38,11 @@ def _gpu_devices(gpus: str) -> list[dict[str, Any]]:
     return [device]
 
 
+def _host_ip(address: str) -> str:
+    """Compose's short port syntax needs an IPv6 address in brackets (`[::1]:30006:8000`)."""
+    return f"[{address}]" if ":" in address else address
+
+
 def compose_service(c: ContainerSpec, secrets: Mapping[str, str] | None = None) -> dict[str, Any]:
     """One service; `secrets` maps env names to values to reveal them (masked otherwise)."""
     publish = f"{c.host_port}:{c.container_port}"
@@ -40,7 +50,7 @@ def compose_service(c: ContainerSpec, secrets: Mapping[str, str] | None = None) 
         "image": c.image,
         "container_name": c.name,
         "command": list(c.command),
-        "ports": [publish if c.bind_address == "0.0.0.0" else f"{c.bind_address}:{publish}"],
+        "ports": [publish if c.bind_address == "0.0.0.0" else f"{_host_ip(c.bind_address)}:{publish}"],
         "volumes": [f"{m.source}:{m.target}" + (":ro" if m.read_only else "") for m in c.mounts],
     }
     env = dict(c.env) | {name: shown(secrets, name) for name in c.secret_env}
@@ -53,7 +63,9 @@ def compose_service(c: ContainerSpec, secrets: Mapping[str, str] | None = None) 
         service["runtime"] = c.runtime
     if c.privileged:
         service["privileged"] = True
-    service["deploy"] = {"resources": {"reservations": {"devices": _gpu_devices(c.gpus)}}}
+    service["security_opt"] = list(c.security_opts)
+    if c.gpus is not None:  # None: a CPU target reserves no GPU
+        service["deploy"] = {"resources": {"reservations": {"devices": _gpu_devices(c.gpus)}}}
     service["restart"] = c.restart
     service["stop_signal"] = c.stop_signal
     service["stop_grace_period"] = f"{c.stop_grace_seconds}s"
@@ -63,6 +75,17 @@ def compose_service(c: ContainerSpec, secrets: Mapping[str, str] | None = None) 
     service["logging"] = {"driver": c.log_driver, "options": dict(c.log_opts)}
     service["labels"] = dict(c.labels)
     return service
+
+
+def escape_interpolation(value: Any) -> Any:
+    """Every string value with `$` doubled, keys untouched (Compose interpolates values only)."""
+    if isinstance(value, str):
+        return value.replace("$", "$$")
+    if isinstance(value, dict):
+        return {key: escape_interpolation(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [escape_interpolation(item) for item in value]
+    return value
 
 
 def compose_document(c: ContainerSpec, secrets: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -79,5 +102,6 @@ def compose_document(c: ContainerSpec, secrets: Mapping[str, str] | None = None)
 
 
 def compose_yaml(c: ContainerSpec, secrets: Mapping[str, str] | None = None) -> str:
-    return yaml.safe_dump(compose_document(c, secrets), sort_keys=False, default_flow_style=False,
-                          width=120)
+    """The Compose file's text: `compose_document` with every `$` in a value escaped as `$$`."""
+    return yaml.safe_dump(escape_interpolation(compose_document(c, secrets)), sort_keys=False,
+                          default_flow_style=False, width=120)

@@ -46,8 +46,8 @@ class Healthcheck:
 class ContainerSpec:
     name: str
     image: str
-    gpus: str
-    """`all`, or `device=6,7,8,9` as `docker run --gpus` takes it."""
+    gpus: str | None
+    """`all`, or `device=6,7,8,9` as `docker run --gpus` takes it; None on a CPU target (no GPU request)."""
     device_ids: tuple[str, ...] | None
     """Specific GPUs; the provider needs them as a device request (its `gpus` CSV-splits a list)."""
     runtime: str | None
@@ -55,6 +55,8 @@ class ContainerSpec:
     shm_size_mb: int | None
     """None with `ipc_mode: host`, where Docker ignores it and uses the host's /dev/shm."""
     privileged: bool
+    security_opts: tuple[str, ...]
+    """`--security-opt` values (`security_opts` of the provider, `security_opt` in Compose)."""
     bind_address: str
     host_port: int
     container_port: int
@@ -78,6 +80,22 @@ class ContainerSpec:
     @property
     def cache_mount(self) -> Mount | None:
         return self.mounts[1] if len(self.mounts) > 1 else None
+
+
+NO_NEW_PRIVILEGES = "no-new-privileges=true"
+"""No process in the container gains privileges through setuid binaries or file capabilities."""
+SELINUX_DISABLED = "label=disable"
+
+
+def security_opts(ipc_mode: str, privileged: bool) -> tuple[str, ...]:
+    """`no-new-privileges` always. With the host's IPC namespace (or privileged) a Docker daemon
+    running with SELinux adds `label=disable` itself unless a label option is given (moby's
+    daemon.generateSecurityOpt); stated here, the container reads back exactly what the provider
+    sent, so such hosts see no diff (and a replacement) on every `pulumi up`. Without SELinux a
+    label option changes nothing."""
+    if ipc_mode == "host" or privileged:
+        return (NO_NEW_PRIVILEGES, SELINUX_DISABLED)
+    return (NO_NEW_PRIVILEGES,)
 
 
 def model_mount(spec: ServingSpec) -> Mount:
@@ -116,12 +134,13 @@ def container_spec(spec: ServingSpec, image: str | None = None) -> ContainerSpec
     return ContainerSpec(
         name=s.container.name,
         image=image or s.image.reference,
-        gpus="device=" + ",".join(map(str, ids)) if ids else "all",
+        gpus=("device=" + ",".join(map(str, ids)) if ids else "all") if s.hardware.uses_gpus else None,
         device_ids=tuple(map(str, ids)) if ids else None,
         runtime=s.container.runtime,
         ipc_mode=s.container.ipc_mode,
         shm_size_mb=None if s.container.ipc_mode == "host" else s.container.shm_size_mb,
         privileged=s.container.privileged,
+        security_opts=security_opts(s.container.ipc_mode, s.container.privileged),
         bind_address=s.network.bind_address,
         host_port=s.network.host_port,
         container_port=spec.container_port,

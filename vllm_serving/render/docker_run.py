@@ -15,52 +15,69 @@ from vllm_serving.units import format_size
 _PAIRED = {"--speculative-config"}
 
 
-def flag_lines(command: tuple[str, ...]) -> list[str]:
+def flag_words(command: tuple[str, ...]) -> list[tuple[str, ...]]:
     """Pair each flag with its value on one line, as the seeds write them."""
-    lines: list[str] = []
+    lines: list[tuple[str, ...]] = []
     i = 0
     while i < len(command):
         word = command[i]
         nxt = command[i + 1] if i + 1 < len(command) else None
         if word.startswith("--") and nxt is not None and (not nxt.startswith("--") or word in _PAIRED):
-            lines.append(f"{shlex.quote(word)} {shlex.quote(nxt)}")
+            lines.append((word, nxt))
             i += 2
         else:
-            lines.append(shlex.quote(word))
+            lines.append((word,))
             i += 1
     return lines
 
 
-def docker_run_command(c: ContainerSpec, secrets: Mapping[str, str] | None = None) -> str:
-    """Multi-line `docker run`; `secrets` maps env names to values to reveal them."""
-    opts = ["-d", f"--name {shlex.quote(c.name)}"]
+def quoted(line: tuple[str, ...]) -> str:
+    return " ".join(shlex.quote(word) for word in line)
+
+
+def flag_lines(command: tuple[str, ...]) -> list[str]:
+    """`flag_words`, each line shell-quoted."""
+    return [quoted(line) for line in flag_words(command)]
+
+
+def _publish(c: ContainerSpec) -> str:
+    port = f"{c.host_port}:{c.container_port}"
+    if c.bind_address == "0.0.0.0":
+        return port
+    # an IPv6 address needs brackets, or Docker splits it at its colons
+    return f"[{c.bind_address}]:{port}" if ":" in c.bind_address else f"{c.bind_address}:{port}"
+
+
+def docker_run_lines(c: ContainerSpec, secrets: Mapping[str, str] | None = None) -> list[tuple[str, ...]]:
+    """The command as lines of shell words, unquoted: every word is quoted once, when printed."""
+    lines: list[tuple[str, ...]] = [("docker", "run", "-d"), ("--name", c.name)]
     if c.runtime:
-        opts.append(f"--runtime={shlex.quote(c.runtime)}")
+        lines.append((f"--runtime={c.runtime}",))
     if c.privileged:
-        opts.append("--privileged")
-    # the inner quotes keep Docker's CSV parser from splitting device=6,7 at the comma
-    opts.append("--gpus all" if c.gpus == "all" else f"--gpus '\"{c.gpus}\"'")
-    opts.append(f"--ipc={c.ipc_mode}")
+        lines.append(("--privileged",))
+    lines += [("--security-opt", opt) for opt in c.security_opts]
+    if c.gpus is not None:  # None: a CPU target asks for no GPU
+        # the inner quotes keep Docker's CSV parser from splitting device=6,7 at the comma
+        lines.append(("--gpus", "all" if c.gpus == "all" else f'"{c.gpus}"'))
+    lines.append((f"--ipc={c.ipc_mode}",))
     if c.shm_size_mb is not None:
-        opts.append(f"--shm-size {format_size(c.shm_size_mb * 1024 * 1024)}")
-    publish = f"{c.host_port}:{c.container_port}"
-    opts.append(f"-p {publish}" if c.bind_address == "0.0.0.0" else f"-p {c.bind_address}:{publish}")
-    for m in c.mounts:
-        opts.append(f"-v {shlex.quote(m.source + ':' + m.target + (':ro' if m.read_only else ''))}")
-    for name, value in c.env:
-        opts.append(f"-e {shlex.quote(f'{name}={value}')}")
-    for name in c.secret_env:
-        value = shown(secrets, name)
-        opts.append(f"-e {shlex.quote(f'{name}={value}')}")
-    opts.append(f"--stop-signal {c.stop_signal}")
-    opts.append(f"--stop-timeout {c.stop_grace_seconds}")
-    opts.append(f"--restart {c.restart}")
-    opts.append(f"--log-driver {c.log_driver}")
-    opts += [f"--log-opt {k}={v}" for k, v in c.log_opts]
+        lines.append(("--shm-size", format_size(c.shm_size_mb * 1024 * 1024)))
+    lines.append(("-p", _publish(c)))
+    lines += [("-v", m.source + ":" + m.target + (":ro" if m.read_only else "")) for m in c.mounts]
+    lines += [("-e", f"{name}={value}") for name, value in c.env]
+    lines += [("-e", f"{name}={shown(secrets, name)}") for name in c.secret_env]
+    lines += [("--stop-signal", c.stop_signal), ("--stop-timeout", str(c.stop_grace_seconds)),
+              ("--restart", c.restart), ("--log-driver", c.log_driver)]
+    lines += [("--log-opt", f"{k}={v}") for k, v in c.log_opts]
     hc = c.healthcheck
-    opts.append(f"--health-cmd {shlex.quote(shlex.join(hc.tests[1:]))}")
-    opts += [f"--health-interval {hc.interval}", f"--health-timeout {hc.timeout}",
-             f"--health-start-period {hc.start_period}", f"--health-retries {hc.retries}"]
-    opts += [f"--label {shlex.quote(f'{k}={v}')}" for k, v in c.labels]
-    lines = ["docker run " + opts[0], *opts[1:], shlex.quote(c.image), *flag_lines(c.command)]
-    return " \\\n  ".join(lines)
+    lines += [("--health-cmd", shlex.join(hc.tests[1:])), ("--health-interval", hc.interval),
+              ("--health-timeout", hc.timeout), ("--health-start-period", hc.start_period),
+              ("--health-retries", str(hc.retries))]
+    lines += [("--label", f"{k}={v}") for k, v in c.labels]
+    return [*lines, (c.image,), *flag_words(c.command)]
+
+
+def docker_run_command(c: ContainerSpec, secrets: Mapping[str, str] | None = None) -> str:
+    """Multi-line `docker run`; `secrets` maps env names to values to reveal them. Every word a
+    stack sets is shell-quoted, so no value can run a command when the text is pasted."""
+    return " \\\n  ".join(quoted(line) for line in docker_run_lines(c, secrets))

@@ -7,19 +7,28 @@ The rules are data (`RULES`, one `Rule` per code, grouped by topic in the module
 from __future__ import annotations
 
 from vllm_serving.findings import ConfigError, Finding, Severity
+from vllm_serving.fleet import fleet_hosts
 from vllm_serving.release.promotion import promotion_findings
 from vllm_serving.render.kubernetes.objects import kubernetes_objects
 from vllm_serving.rules import (
     capacity_rules,
     container,
+    cpu_target,
     engine_flags,
+    exposure,
     extra_args,
+    fleet,
+    host_paths,
     image,
+    model_sizing,
+    multi_node,
+    observability,
     parallelism,
     precision,
     quantization,
     scheduler,
     speculative,
+    stack_consistency,
 )
 from vllm_serving.rules.base import Context, Rule
 from vllm_serving.spec import ServingSpec
@@ -28,13 +37,21 @@ RULES: tuple[Rule, ...] = (
     *precision.RULES,
     *quantization.RULES,
     *parallelism.RULES,
+    *multi_node.RULES,
+    *fleet.RULES,
+    *model_sizing.RULES,
     *capacity_rules.RULES,
     *scheduler.RULES,
     *speculative.RULES,
     *engine_flags.RULES,
     *image.RULES,
     *container.RULES,
+    *exposure.RULES,
+    *observability.RULES,
+    *host_paths.RULES,
+    *stack_consistency.RULES,
     *extra_args.RULES,
+    *cpu_target.RULES,
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 assert len(RULES_BY_CODE) == len(RULES), "rule codes must be unique"
@@ -43,9 +60,16 @@ __all__ = ["RULES", "RULES_BY_CODE", "Rule", "check"]
 
 
 def check(spec: ServingSpec) -> list[Finding]:
-    """Every finding for `spec`: errors first, then warnings, each in the table's order."""
+    """Every finding for `spec`: errors first, then warnings, each in the table's order; a Docker
+    fleet's host list first, then each host's own (rules/fleet.py)."""
+    hosts = fleet_hosts(spec)
+    return fleet.check_fleet(spec, hosts, _check_server) if hosts else _check_server(spec)
+
+
+def _check_server(spec: ServingSpec) -> list[Finding]:
+    """Every finding for one server's spec."""
     ctx = Context(spec)
-    findings = [f for rule in RULES for f in rule.run(ctx)]
+    findings = [f for rule in cpu_target.applicable(RULES, ctx) for f in rule.run(ctx)]
     findings += _backend_objects(spec)
     if spec.promotion is not None:
         findings = [spec.promotion.attribute(f) for f in findings]

@@ -15,7 +15,7 @@ def _weights(ctx: Context) -> Facts | None:
         return None
     return {
         "weights": gib(plan.weights_gib_per_gpu), "overhead": gib(plan.overhead_gib),
-        "budget": gib(plan.budget_gib), "memory": gib(ctx.gpu.memory_gib),
+        "budget": gib(plan.budget_gib), "memory": gib(plan.gpu_total_gib),
         "util": plan.gpu_memory_utilization, "gpus": plan.tp * plan.pp,
     }
 

@@ -1,8 +1,6 @@
-"""The container around vLLM: privileges, shared memory, credentials and exposure."""
+"""The container around vLLM: privileges, shared memory and credentials (exposure: rules/exposure.py)."""
 
 from __future__ import annotations
-
-import ipaddress
 
 from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import Context, Facts, Rule
@@ -45,22 +43,6 @@ def _registry_password(ctx: Context) -> Facts | None:
     if image.username and "registryPassword" not in ctx.settings.secrets_set:
         return {"user": image.username, "registry": image.registry or "Docker Hub"}
     return None
-
-
-def _open_on_network(ctx: Context) -> Facts | None:
-    """Docker: the OpenAI API published beyond loopback with no API key."""
-    address = ctx.settings.network.bind_address
-    if ctx.settings.target.kind != "docker" or "apiKey" in ctx.settings.secrets_set:
-        return None
-    return None if ipaddress.ip_address(address).is_loopback else {"address": address}
-
-
-def _open_outside_cluster(ctx: Context) -> Facts | None:
-    """Kubernetes: a NodePort or LoadBalancer Service in front of an API with no key."""
-    service = ctx.settings.kubernetes.service.type
-    if ctx.settings.target.kind != "kubernetes" or "apiKey" in ctx.settings.secrets_set:
-        return None
-    return None if service == "ClusterIP" else {"type": service}
 
 
 # Keys only the Docker backend reads (container.shmSize is the pod's /dev/shm fallback, so not here).
@@ -112,21 +94,6 @@ RULES: tuple[Rule, ...] = (
          "A registry user without the registryPassword secret.",
          "The pull fails with an authentication error; the Pulumi program stops on it.",
          "this project (image settings)", _registry_password),
-    Rule("api-open-on-network", Severity.WARNING, config_key("network", "bindAddress"),
-         "the OpenAI API is published on {address} with no API key: anyone who reaches the host "
-         "can use the GPUs",
-         "run: pulumi config set --secret apiKey, or set network.bindAddress: 127.0.0.1",
-         "Docker: API bound beyond loopback without the apiKey secret.",
-         "vLLM serves /v1 unauthenticated by default (both seeds do); /health and /metrics stay "
-         "open even with a key.",
-         "vllm/entrypoints/openai/server_utils.py AuthenticationMiddleware (only /v1 paths); "
-         "docs/security.md", _open_on_network),
-    Rule("api-open-outside-cluster", Severity.WARNING, config_key("kubernetes", "service", "type"),
-         "a {type} Service exposes the OpenAI API outside the cluster with no API key",
-         "run: pulumi config set --secret apiKey, or set kubernetes.service.type: ClusterIP",
-         "Kubernetes: NodePort or LoadBalancer Service without the apiKey secret.",
-         "Anyone who reaches a node or the load balancer can use the GPUs.",
-         "vllm/entrypoints/openai/server_utils.py AuthenticationMiddleware; docs/security.md", _open_outside_cluster),
     Rule("docker-keys-on-kubernetes", Severity.WARNING, config_key("target", "kind"),
          "{keys} only apply to a Docker host and are ignored on Kubernetes",
          "remove them, or use the kubernetes section (service, runtimeClassName, scheduling)",

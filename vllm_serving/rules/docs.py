@@ -8,10 +8,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from vllm_serving.finding_codes import STAGE_CODES
 from vllm_serving.rules import RULES
 
 START = "<!-- rules:start (generated from vllm_serving/rules; do not edit by hand) -->"
 END = "<!-- rules:end -->"
+STAGE_START = "<!-- stage-codes:start (generated from vllm_serving/finding_codes.py; do not edit by hand) -->"
+STAGE_END = "<!-- stage-codes:end -->"
 
 
 def _cell(text: str) -> str:
@@ -27,16 +30,30 @@ def rules_table() -> str:
     return "\n".join(lines)
 
 
-def table_in(doc: str) -> str:
+def stage_codes_table() -> str:
+    """The Markdown table of the codes raised before the rules run, in the stages' order."""
+    lines = ["| code | stage | what |", "|---|---|---|"]
+    for code, entry in STAGE_CODES.items():
+        lines.append(f"| `{code}` | {entry.stage} | {_cell(entry.what)} |")
+    return "\n".join(lines)
+
+
+def table_in(doc: str, start: str = START, end: str = END) -> str:
     """The text between the markers of a rules document."""
-    return doc.split(START, 1)[1].split(END, 1)[0].strip()
+    return doc.split(start, 1)[1].split(end, 1)[0].strip()
+
+
+def _replace(doc: str, start: str, end: str, table: str) -> str:
+    head, rest = doc.split(start, 1)
+    return f"{head}{start}\n{table}\n{end}{rest.split(end, 1)[1]}"
 
 
 def update(path: Path) -> None:
     doc = path.read_text(encoding="utf-8")
-    head, rest = doc.split(START, 1)
-    tail = rest.split(END, 1)[1]
-    path.write_text(f"{head}{START}\n{rules_table()}\n{END}{tail}", encoding="utf-8")
+    doc = _replace(doc, START, END, rules_table())
+    if STAGE_START in doc:  # a document may carry the rule table alone
+        doc = _replace(doc, STAGE_START, STAGE_END, stage_codes_table())
+    path.write_text(doc, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -50,13 +50,19 @@ def _docker(ctx: Context) -> bool:
     return ctx.settings.target.kind == "docker"
 
 
+def _layout(ctx: Context) -> str:
+    """`TP 4 x PP 1`, with ` x DP n` when the server runs several data-parallel engines."""
+    dp = ctx.engine.data_parallel_size or 1
+    return f"TP {ctx.tp} x PP {ctx.pp}" + (f" x DP {dp}" if dp > 1 else "")
+
+
 def _exceeds_given(ctx: Context) -> Facts | None:
     hw = ctx.settings.hardware
     if not _docker(ctx):
         return None
-    need = ctx.tp * ctx.pp
+    need = ctx.engine.gpus_needed
     if hw.gpus_given < need <= hw.count:
-        return {"need": need, "tp": ctx.tp, "pp": ctx.pp, "given": hw.gpus_given}
+        return {"need": need, "layout": _layout(ctx), "given": hw.gpus_given}
     return None
 
 
@@ -64,17 +70,19 @@ def _idle(ctx: Context) -> Facts | None:
     if not _docker(ctx):
         return None
     given = ctx.settings.hardware.gpus_given
-    need = ctx.tp * ctx.pp
+    need = ctx.engine.gpus_needed
     if need < given:
-        return {"need": need, "given": given, "idle": given - need}
+        return {"need": need, "given": given, "idle": given - need, "layout": _layout(ctx)}
     return None
 
 
 def _exceeds_host(ctx: Context) -> Facts | None:
+    if ctx.settings.target.kind == "kubernetes" and ctx.settings.kubernetes.nodes > 1:
+        return None  # a server across nodes: the multi-node rules check the split (multi_node.py)
     count = ctx.settings.hardware.count
-    need = ctx.tp * ctx.pp
+    need = ctx.engine.gpus_needed
     if need > count:
-        return {"need": need, "tp": ctx.tp, "pp": ctx.pp, "count": count}
+        return {"need": need, "layout": _layout(ctx), "count": count}
     return None
 
 
@@ -119,21 +127,22 @@ RULES: tuple[Rule, ...] = (
          "(divide(num_v_heads, tp_size), the conv1d ColumnParallelLinear); vllm/distributed/utils.py divide",
          _tp_linear_heads),
     Rule("parallel-exceeds-gpus", Severity.ERROR, TP,
-         "TP {tp} x PP {pp} needs {need} GPUs but the container gets {given}",
+         "{layout} needs {need} GPUs but the container gets {given}",
          "give the container {need} GPUs (hardware.deviceIds) or lower the TP/PP sizes",
-         "Docker: TP x PP GPUs are given to the container (device ids, else the host count).",
+         "Docker: TP x PP x DP GPUs are given to the container (device ids, else the host count).",
          "vLLM exits: \"World size (N) is larger than the number of available GPUs (M) in this node\".",
          PARALLEL_SRC, _exceeds_given),
     Rule("parallel-gpus-idle", Severity.WARNING, TP,
-         "the container gets {given} GPUs but TP x PP uses {need}; {idle} stay idle",
+         "the container gets {given} GPUs but {layout} uses {need}; {idle} stay idle",
          "set hardware.deviceIds to {need} GPUs, or raise engine.tensorParallelSize",
-         "Docker: TP x PP equals the GPUs given (a Kubernetes pod requests exactly TP x PP).",
+         "Docker: TP x PP x DP equals the GPUs given (a Kubernetes pod requests exactly that).",
          "vLLM's workers take local ranks 0..TPxPP-1, the first visible GPUs; the rest are reserved for nothing.",
          "vllm/v1/worker/gpu_worker.py Worker.init_device (cuda:local_rank)", _idle),
     Rule("parallel-exceeds-host", Severity.ERROR, TP,
-         "TP {tp} x PP {pp} needs {need} GPUs but the host has {count}",
-         "lower the TP/PP sizes to fit {count} GPUs, or span nodes (PP across nodes)",
-         "TP x PP does not exceed the host's GPUs (hardware.count).",
+         "{layout} needs {need} GPUs but the host has {count}",
+         "lower the TP/PP sizes (or dataParallelSize) to fit {count} GPUs, or span nodes "
+         "(kubernetes.nodes, PP across nodes)",
+         "TP x PP x DP does not exceed the host's GPUs (hardware.count); across nodes see multi-node-*.",
          "One server cannot use GPUs another host holds: vLLM exits as for too few visible GPUs.",
          PARALLEL_SRC, _exceeds_host),
     Rule("max-model-len-exceeds-model", Severity.ERROR, config_key("engine", "maxModelLen"),

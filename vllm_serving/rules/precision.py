@@ -62,10 +62,10 @@ def _bf16_explicit(ctx: Context) -> Facts | None:
 def _auto_fallback(ctx: Context) -> Facts | None:
     auto = ctx.engine.dtype in (None, "auto")
     if auto and ctx.model.weights_dtype == "bfloat16" and not ctx.gpu.supports_bf16:
-        # _resolve_auto_dtype falls back to the first dtype the GPU supports that the model
-        # accepts: float16, or float32 for the models refusing float16.
-        wanted = ("float32", "float32") if ctx.model.refuses_float16 else ("float16", "half")
-        return {"gpu": ctx.gpu.name, "cc": ctx.cc, "dtype": wanted[0], "setting": wanted[1]}
+        # the planner's resolution (planner/compute_dtype.py, as _resolve_auto_dtype): float16,
+        # or float32 for the models refusing float16
+        dtype = ctx.compute_dtype
+        return {"gpu": ctx.gpu.name, "cc": ctx.cc, "dtype": dtype, "setting": {"float16": "half"}.get(dtype, dtype)}
     return None
 
 

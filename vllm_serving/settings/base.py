@@ -62,14 +62,14 @@ _VOLUME_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]+$")
 
 
 def check_path(value: str | None, what: str) -> str | None:
-    if value is not None and (not _ABSOLUTE_PATH.match(value) or ".." in value.split("/")):
+    if value is not None and (not _ABSOLUTE_PATH.fullmatch(value) or ".." in value.split("/")):
         raise fix_error(f"{what} '{value}' is not an absolute path",
                         "write an absolute path such as /data/models/Qwen3.5-27B")
     return value
 
 
 def check_volume(value: str | None) -> str | None:
-    if value is not None and not _VOLUME_NAME.match(value):
+    if value is not None and not _VOLUME_NAME.fullmatch(value):
         raise fix_error(f"'{value}' is not a Docker volume name",
                         "use letters, digits, '_', '.' or '-', starting with a letter or digit")
     return value

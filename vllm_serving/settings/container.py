@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Literal
 
 from pydantic import Field, field_validator
 
 from vllm_serving.engine.defaults import VLLM_PORT
 from vllm_serving.settings.base import Seconds, Section, SizeBytes, fix_error
+from vllm_serving.settings.text_checks import check_text, host_name
 from vllm_serving.units import MIB
+
+# Docker runtime names as daemon.json registers them: nvidia, runsc, io.containerd.runc.v2.
+_RUNTIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
 class ContainerSettings(Section):
@@ -36,6 +41,14 @@ class ContainerSettings(Section):
     log_max_files: int = Field(default=3, ge=1, le=100)
     """Rotated log files kept."""
 
+    @field_validator("runtime")
+    @classmethod
+    def _runtime(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        return check_text(value, _RUNTIME, f"{value!r} is not a Docker runtime name",
+                          "write the runtime's name as the Docker daemon registers it, e.g. nvidia")
+
     @property
     def shm_size_mb(self) -> int | None:
         """shm size in MiB, the unit of the Docker provider's `shm_size`."""
@@ -50,7 +63,9 @@ class NetworkSettings(Section):
     bind_address: str = "0.0.0.0"
     """Host address the port is published on; 127.0.0.1 keeps the API local."""
     public_host: str | None = None
-    """Host name clients use in URLs; the ssh host, the bind address or localhost when absent."""
+    """Host name clients use in URLs (no scheme, no port); the ssh host, the bind address or localhost when absent."""
+    behind_proxy: bool = False
+    """The API is reachable only through a proxy that authenticates every path (vLLM's key covers only /v1)."""
 
     @field_validator("bind_address")
     @classmethod
@@ -58,8 +73,13 @@ class NetworkSettings(Section):
         try:
             ipaddress.ip_address(value)
         except ValueError as exc:
-            raise fix_error(f"'{value}' is not an IP address",
+            raise fix_error(f"{value!r} is not an IP address",
                             "write an address such as 0.0.0.0 (all interfaces) or 127.0.0.1") from exc
         return value
+
+    @field_validator("public_host")
+    @classmethod
+    def _public_host(cls, value: str | None) -> str | None:
+        return None if value is None else host_name(value)
 
 

@@ -6,10 +6,12 @@ import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator
+from pydantic.alias_generators import to_camel
 
 from vllm_serving.engine.extra_args import SECRET_FLAGS, secret_key_in
 from vllm_serving.engine.flags import SECRET_ENV
 from vllm_serving.settings.base import EnvName, Section, fix_error
+from vllm_serving.settings.text_checks import check_text, no_control
 
 KvCacheDtype = Literal["auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"]
 Dtype = Literal["auto", "half", "float16", "bfloat16", "float", "float32"]
@@ -33,18 +35,43 @@ def _no_secret(item: str) -> str:
     return item
 
 
-ExtraArg = Annotated[str, AfterValidator(_no_secret)]
+def _one_line(item: str) -> str:
+    return no_control(item, f"engine.extraArgs item {item.strip()[:40]!r}")
+
+
+ExtraArg = Annotated[str, AfterValidator(_one_line), AfterValidator(_no_secret)]
+# Parser and speculative method names as vLLM registers them: qwen3_coder, deepseek_r1, granite-20b-fc.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _checked_name(value: str | None) -> str | None:
+    if value is None:
+        return None
+    return check_text(value, _NAME, f"{value!r} is not a parser or method name",
+                      "write the name as vLLM registers it, e.g. qwen3 or qwen3_coder")
+
+
+Name = Annotated[str, AfterValidator(_checked_name)]
 
 
 class SpeculativeSettings(Section):
     """Speculative decoding (`--speculative-config`)."""
 
-    method: str = Field(min_length=1)
+    method: Name = Field(min_length=1)
     """Draft method: `mtp` for models with multi-token-prediction layers, `eagle`, `ngram`, ..."""
     num_speculative_tokens: int = Field(ge=1, le=16)
     """Tokens the draft proposes per step; more than the model's MTP layers lowers acceptance."""
     model: str | None = None
     """Draft model path for methods that need one (eagle, draft models)."""
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str | None) -> str | None:
+        if value is not None and (not value or re.search(r"[\s\x00-\x1f\x7f]", value)):
+            raise fix_error(f"{value!r} is not a model path or id",
+                            "write a path inside the container or a Hugging Face id, without spaces")
+        return value
 
 
 class EngineSettings(Section):
@@ -54,6 +81,8 @@ class EngineSettings(Section):
     """GPUs one model replica is split across (`--tensor-parallel-size`)."""
     pipeline_parallel_size: int | None = Field(default=None, ge=1, le=64)
     """Pipeline stages (`--pipeline-parallel-size`); TP x PP GPUs in all."""
+    data_parallel_size: int | None = Field(default=None, ge=1, le=64)
+    """Engines in one server (`--data-parallel-size`), each with TP x PP GPUs, its own weights and KV cache."""
     dtype: Dtype | None = None
     """Compute dtype (`--dtype`); `half` on GPUs without bfloat16 (V100, T4)."""
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
@@ -68,9 +97,9 @@ class EngineSettings(Section):
     """`--enable-prefix-caching` (true) or `--no-enable-prefix-caching` (false); on by default in V1."""
     attention_backend: AttentionBackend | None = None
     """Force an attention backend (`--attention-backend`), e.g. FLASHINFER for an FP8 KV cache on A100."""
-    reasoning_parser: str | None = None
+    reasoning_parser: Name | None = None
     """`--reasoning-parser`, e.g. `qwen3`."""
-    tool_call_parser: str | None = None
+    tool_call_parser: Name | None = None
     """`--tool-call-parser`, e.g. `qwen3_coder`; needs `enableAutoToolChoice`."""
     enable_auto_tool_choice: bool = False
     """`--enable-auto-tool-choice`: let the model decide to call tools."""
@@ -86,6 +115,29 @@ class EngineSettings(Section):
     """vLLM flags not modelled here, appended verbatim in order, e.g. [--enforce-eager]."""
     env: dict[EnvName, str] = {}
     """Extra environment variables for the container, rendered sorted by name."""
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _env_names(cls, value: object) -> object:
+        """A key of this section indented under env, or a flag written as a variable, is refused
+        here with the fix: rendered as a variable it would do nothing, silently."""
+        if not isinstance(value, dict):
+            return value
+        engine_keys = {to_camel(name): name for name in cls.model_fields if name != "env"}
+        for name in value:
+            text = str(name)
+            key = engine_keys.get(text) or engine_keys.get(to_camel(text.lstrip("-").replace("-", "_")))
+            if key is not None:
+                raise fix_error(
+                    f"{text} is an engine setting, not an environment variable: indented under env, "
+                    "it would reach the container as a variable vLLM never reads",
+                    f"move it out of env, directly under vllm-serving:engine (as {to_camel(key)})", field=text)
+            if not _ENV_NAME.fullmatch(text):
+                raise fix_error(
+                    f"{text!r} is not an environment variable name",
+                    "use letters, digits and '_', not starting with a digit; vLLM flags go in the engine "
+                    "section or engine.extraArgs", field=text)
+        return value
 
     @field_validator("env")
     @classmethod
@@ -103,6 +155,7 @@ class EngineSettings(Section):
 
     @property
     def gpus_needed(self) -> int:
-        return (self.tensor_parallel_size or 1) * (self.pipeline_parallel_size or 1)
+        """GPUs of one server: TP x PP x DP."""
+        return (self.tensor_parallel_size or 1) * (self.pipeline_parallel_size or 1) * (self.data_parallel_size or 1)
 
 

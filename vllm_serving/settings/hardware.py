@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from vllm_serving.catalog.gpus import CPU
 from vllm_serving.settings.base import Section, fix_error
+
+Device = Literal["gpu", "cpu"]
 
 
 class HardwareSettings(Section):
     """The GPUs of the host."""
 
+    device: Device = "gpu"
+    """What runs the model: `gpu` (NVIDIA GPUs) or `cpu` (vLLM's CPU image, no GPU; gpu and count may be left out)."""  # noqa: E501
     gpu: str = Field(min_length=1)
     """GPU model from the catalog, e.g. `V100-32GB`, `A100-80GB` (see `vllm-stack plan`)."""
     count: int = Field(ge=1, le=64)
@@ -30,6 +35,28 @@ class HardwareSettings(Section):
                 raise fix_error(f"device ids repeat: {list(value)}", "list each GPU index once")
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _cpu_defaults(cls, data: Any) -> Any:
+        """device cpu: the catalog's CPU entry and one CPU (one TP rank) stand in for the GPU keys."""
+        if isinstance(data, dict) and data.get("device") == "cpu":
+            return {"gpu": CPU.name, "count": 1, **data}
+        return data
+
+    @model_validator(mode="after")
+    def _device_matches(self) -> HardwareSettings:
+        names_cpu = self.gpu.lower() == CPU.name.lower()
+        if self.device == "cpu" and not names_cpu:
+            raise fix_error(f"device cpu runs on no GPU, but hardware.gpu names {self.gpu}",
+                            "remove hardware.gpu, or set hardware.device: gpu", field="gpu")
+        if self.device == "gpu" and names_cpu:
+            raise fix_error("CPU is not a GPU model", "set hardware.device: cpu (and remove hardware.gpu)",
+                            field="device")
+        if self.device == "cpu" and self.device_ids is not None:
+            raise fix_error("a CPU target has no GPU ids to give the container",
+                            "remove hardware.deviceIds", field="deviceIds")
+        return self
+
     @model_validator(mode="after")
     def _ids_within_count(self) -> HardwareSettings:
         if self.device_ids and max(self.device_ids) >= self.count:
@@ -40,6 +67,11 @@ class HardwareSettings(Section):
                 field="deviceIds",
             )
         return self
+
+    @property
+    def uses_gpus(self) -> bool:
+        """False on a CPU target: no GPU request, NVIDIA runtime or GPU limit in any render."""
+        return self.device == "gpu"
 
     @property
     def gpus_given(self) -> int:

@@ -8,10 +8,13 @@ from pydantic import field_validator, model_validator
 
 from vllm_serving.settings.base import Seconds, Section, fix_error
 
-_REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(:\d{1,5})?$")
-_REPOSITORY = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
-_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
-_DIGEST = re.compile(r"^sha256:[a-f0-9]{64}$")
+# Whole-value patterns, applied with fullmatch (settings/text_checks.py says why).
+_REGISTRY = re.compile(r"[A-Za-z0-9.-]+(:\d{1,5})?")
+_REPOSITORY = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*")
+_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+_DIGEST = re.compile(r"sha256:[a-f0-9]{64}")
+# Harbor robot accounts look like robot$project+name; basic auth forbids ':' in a user name.
+_USERNAME = re.compile(r"[^\s:\x00-\x1f\x7f]{1,255}")
 
 
 class ImageSettings(Section):
@@ -33,32 +36,40 @@ class ImageSettings(Section):
     @field_validator("registry")
     @classmethod
     def _registry(cls, value: str | None) -> str | None:
-        if value is not None and not _REGISTRY.match(value):
-            raise fix_error(f"'{value}' is not a registry host",
+        if value is not None and not _REGISTRY.fullmatch(value):
+            raise fix_error(f"{value!r} is not a registry host",
                             "write host or host:port without a scheme or path, e.g. harbor.local:30000")
         return value
 
     @field_validator("repository")
     @classmethod
     def _repository(cls, value: str) -> str:
-        if not _REPOSITORY.match(value):
-            raise fix_error(f"'{value}' is not a repository name",
+        if not _REPOSITORY.fullmatch(value):
+            raise fix_error(f"{value!r} is not a repository name",
                             "use lower-case path segments such as vllm/vllm-openai, with no tag or registry")
         return value
 
     @field_validator("tag")
     @classmethod
     def _tag(cls, value: str | None) -> str | None:
-        if value is not None and not _TAG.match(value):
-            raise fix_error(f"'{value}' is not a valid image tag", "write a tag such as v0.19.1")
+        if value is not None and not _TAG.fullmatch(value):
+            raise fix_error(f"{value!r} is not a valid image tag", "write a tag such as v0.19.1")
         return value
 
     @field_validator("digest")
     @classmethod
     def _digest(cls, value: str | None) -> str | None:
-        if value is not None and not _DIGEST.match(value):
-            raise fix_error(f"'{value}' is not an image digest",
+        if value is not None and not _DIGEST.fullmatch(value):
+            raise fix_error(f"{value!r} is not an image digest",
                             "write sha256: followed by 64 hex digits, as `docker inspect` prints it")
+        return value
+
+    @field_validator("username")
+    @classmethod
+    def _username(cls, value: str | None) -> str | None:
+        if value is not None and not _USERNAME.fullmatch(value):
+            raise fix_error(f"{value!r} is not a registry user name",
+                            "write the user alone (no spaces, ':' or line breaks), e.g. admin or robot$ci")
         return value
 
     @model_validator(mode="after")

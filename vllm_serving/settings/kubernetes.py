@@ -9,25 +9,34 @@ the weights are never written or deleted by the deployment.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
-from vllm_serving.settings.base import Section, SizeBytes, check_path, fix_error
+from vllm_serving.settings.base import Section, SizeBytes, fix_error
+from vllm_serving.settings.kubernetes_peers import AllowFrom
+from vllm_serving.settings.kubernetes_rdma import RESOURCE_NAME, RdmaSettings
+from vllm_serving.settings.text_checks import LABEL_KEY, LABEL_VALUE, absolute_path, check_text, label_pairs
 from vllm_serving.units import GIB
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-_RESOURCE_NAME = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_CPU = re.compile(r"^(\d+(\.\d+)?|\d+m)$")
+# Whole-value patterns, applied with fullmatch (settings/text_checks.py says why).
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
+_RESOURCE_NAME = RESOURCE_NAME
+_CPU = re.compile(r"(\d+(\.\d+)?|\d+m)")
 NODE_PORTS = (30000, 32767)
 AccessMode = Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]
 
 
 def _dns_name(value: str | None, what: str) -> str | None:
-    if value is not None and not _DNS_SUBDOMAIN.match(value):
-        raise fix_error(f"'{value}' is not a valid Kubernetes {what} name",
+    if value is not None and not _DNS_SUBDOMAIN.fullmatch(value):
+        raise fix_error(f"{value!r} is not a valid Kubernetes {what} name",
                         "use lower-case letters, digits, '-' and '.', starting and ending with a letter or digit")
+    return value
+
+
+def _secret_name(value: str) -> str:
+    _dns_name(value, "Secret")
     return value
 
 
@@ -44,6 +53,15 @@ class Toleration(Section):
     """Taint effect to tolerate; every effect when absent."""
     toleration_seconds: int | None = Field(default=None, ge=0)
     """How long a NoExecute taint is tolerated before eviction; forever when absent."""
+
+    @field_validator("key", "value")
+    @classmethod
+    def _label_syntax(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None:
+            pattern = LABEL_KEY if info.field_name == "key" else LABEL_VALUE
+            check_text(value, pattern, f"{value!r} is not a valid taint {info.field_name}",
+                       "write it as the node's taint shows it (kubectl describe node), e.g. nvidia.com/gpu")
+        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> Toleration:
@@ -101,7 +119,7 @@ class WeightsSettings(Section):
     @field_validator("host_path")
     @classmethod
     def _path(cls, value: str | None) -> str | None:
-        return check_path(value, "node path")
+        return absolute_path(value, "node path")
 
     @model_validator(mode="after")
     def _exactly_one(self) -> WeightsSettings:
@@ -151,8 +169,8 @@ class ResourceSettings(Section):
     @field_validator("cpu")
     @classmethod
     def _cpu(cls, value: str | None) -> str | None:
-        if value is not None and not _CPU.match(value):
-            raise fix_error(f"'{value}' is not a CPU quantity",
+        if value is not None and not _CPU.fullmatch(value):
+            raise fix_error(f"{value!r} is not a CPU quantity",
                             "write whole or decimal cores ('16', '2.5') or millicores ('500m')")
         return value
 
@@ -172,7 +190,11 @@ class KubernetesSettings(Section):
     create_namespace: bool = True
     """Create the namespace (false when it exists already or is managed elsewhere)."""
     replicas: int = Field(default=1, ge=1, le=64)
-    """Independent vLLM servers behind the Service, each with TP x PP GPUs."""
+    """Independent vLLM servers behind the Service, each with TP x PP GPUs (with `nodes` > 1: groups of pods)."""
+    nodes: int = Field(default=1, ge=1, le=64)
+    """Nodes one server spans: > 1 renders a LeaderWorkerSet of `nodes` pods with hardware.count GPUs each."""
+    multi_node_backend: Literal["mp"] = "mp"
+    """How the nodes of a server join: `mp`, vLLM's own launcher (--nnodes/--node-rank/--headless); no Ray."""
     gpu_resource: str = "nvidia.com/gpu"
     """Extended resource name of one GPU, as the device plugin advertises it."""
     node_selector: dict[str, str] | None = None
@@ -190,30 +212,49 @@ class KubernetesSettings(Section):
     service: ServiceSettings = Field(default_factory=ServiceSettings)
     """The Service."""
     network_policy: bool = True
-    """Add a NetworkPolicy that admits traffic to the pods only on the API port (8000)."""
+    """Add a NetworkPolicy that admits traffic to the pods only on the API port (8000), from `allowFrom`."""
+    allow_from: tuple[AllowFrom, ...] | None = None
+    """Who the NetworkPolicy admits; pods of the release's own namespace when absent."""
     termination_grace_period_seconds: int = Field(default=60, ge=0, le=3600)
     """Time between SIGTERM and SIGKILL, for vLLM to finish requests and free the GPUs."""
-    image_pull_secrets: tuple[str, ...] = ()
+    image_pull_secrets: tuple[Annotated[str, AfterValidator(_secret_name)], ...] = ()
     """Existing pull secrets to add to the one built from `image.username` and `registryPassword`."""
     resources: ResourceSettings = Field(default_factory=ResourceSettings)
     """CPU and memory requests and the memory limit."""
+    rdma: RdmaSettings | None = None
+    """GPUDirect RDMA for a multi-node server (`nodes` > 1): IPC_LOCK, an RDMA device, NCCL variables."""
 
     @field_validator("namespace")
     @classmethod
     def _namespace(cls, value: str) -> str:
-        if not _DNS_LABEL.match(value):
-            raise fix_error(f"'{value}' is not a valid namespace name",
+        if not _DNS_LABEL.fullmatch(value):
+            raise fix_error(f"{value!r} is not a valid namespace name",
                             "use at most 63 lower-case letters, digits and '-', e.g. vllm")
         if value == "default":
             raise fix_error("the default namespace mixes vLLM with unrelated workloads",
                             "use a namespace of its own, e.g. vllm")
         return value
 
+    @field_validator("node_selector")
+    @classmethod
+    def _node_labels(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return label_pairs(value, "nodeSelector")
+
+    @field_validator("allow_from")
+    @classmethod
+    def _some_source(cls, value: tuple[AllowFrom, ...] | None) -> tuple[AllowFrom, ...] | None:
+        if value == ():
+            # an ingress rule without `from` admits every source: never render that by accident
+            raise fix_error("an empty allowFrom would admit no client",
+                            "list the clients' namespaces, or remove the key for the release's own namespace; "
+                            "every pod of the cluster is [{namespaceSelector: {}}]")
+        return value
+
     @field_validator("gpu_resource")
     @classmethod
     def _resource(cls, value: str) -> str:
-        if not _RESOURCE_NAME.match(value) or "/" not in value:
-            raise fix_error(f"'{value}' is not an extended resource name",
+        if not _RESOURCE_NAME.fullmatch(value) or "/" not in value:
+            raise fix_error(f"{value!r} is not an extended resource name",
                             "write it as the device plugin names it, e.g. nvidia.com/gpu")
         return value
 
@@ -222,21 +263,32 @@ class KubernetesSettings(Section):
     def _runtime_class(cls, value: str | None) -> str | None:
         return _dns_name(value, "RuntimeClass")
 
-    @field_validator("image_pull_secrets")
+    @field_validator("multi_node_backend", mode="before")
     @classmethod
-    def _pull_secrets(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for name in value:
-            _dns_name(name, "Secret")
+    def _no_ray(cls, value: object) -> object:
+        if value == "ray":
+            raise fix_error("Ray is not supported: it needs a Ray cluster started in every pod before vLLM",
+                            "use mp (vLLM's own --nnodes/--node-rank/--headless launcher), or remove the key")
         return value
+
+
+    @property
+    def pods(self) -> int:
+        """GPU pods in all: `nodes` per server, `replicas` servers."""
+        return self.replicas * self.nodes
 
     @model_validator(mode="after")
     def _fits_together(self) -> KubernetesSettings:
-        if self.replicas > 1 and self.weights and self.weights.claim \
+        if self.pods > 1 and self.weights and self.weights.claim \
                 and self.weights.claim.access_mode in ("ReadWriteOnce", "ReadWriteOncePod"):
             raise fix_error(
-                f"{self.replicas} replicas on different GPU nodes cannot share a "
+                f"{self.pods} pods on different GPU nodes cannot share a "
                 f"{self.weights.claim.access_mode} weights claim",
-                "set kubernetes.weights.claim.accessMode: ReadOnlyMany or ReadWriteMany", field="replicas")
+                "set kubernetes.weights.claim.accessMode: ReadOnlyMany or ReadWriteMany",
+                field="replicas" if self.replicas > 1 else "nodes")
+        if self.rdma is not None and self.nodes == 1:
+            raise fix_error("RDMA carries NCCL traffic between the nodes of a server, and nodes is 1",
+                            "remove kubernetes.rdma, or span nodes with kubernetes.nodes", field="rdma")
         limit, shm = self.resources.memory_limit, self.shm_size
         if limit is not None and shm is not None and shm >= limit:
             raise fix_error("/dev/shm is memory of the pod and would use up the whole memory limit",

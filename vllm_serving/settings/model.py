@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from pydantic import field_validator, model_validator
+import re
+
+from pydantic import Field, field_validator, model_validator
 
 from vllm_serving.catalog.models import ModelArchitecture
-from vllm_serving.settings.base import Section, check_path, check_volume, fix_error
+from vllm_serving.settings.base import Section, fix_error
+from vllm_serving.settings.text_checks import absolute_path, check_text, volume_name
+
+# What clients send as `model`: Hugging Face style ids (Qwen/Qwen3.5-27B) and plain names.
+_SERVED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:+@-]{0,254}")
+# A config.json inside the project: relative, no `..` or hidden parts, so every checkout reads the same file.
+_CONFIG_FILE = re.compile(r"(?:[A-Za-z0-9_][A-Za-z0-9._+-]*/)*[A-Za-z0-9_][A-Za-z0-9._+-]*\.json")
 
 
 class ModelSettings(Section):
@@ -15,6 +23,8 @@ class ModelSettings(Section):
     """Catalog entry, e.g. `Qwen3.5-27B`; or give `architecture` inline."""
     architecture: ModelArchitecture | None = None
     """Architecture facts for a model not in the catalog (same keys as a catalog entry)."""
+    config_file: str | None = Field(default=None, min_length=1)
+    """The model's Hugging Face config.json, relative to the project directory, as its architecture."""
     host_path: str | None = None
     """Directory of the weights on the host (bind-mounted read-only)."""
     volume_name: str | None = None
@@ -29,18 +39,36 @@ class ModelSettings(Section):
     @field_validator("host_path", "container_path")
     @classmethod
     def _paths(cls, value: str | None) -> str | None:
-        return check_path(value, "path")
+        return absolute_path(value, "path")
 
     @field_validator("volume_name")
     @classmethod
     def _volume(cls, value: str | None) -> str | None:
-        return check_volume(value)
+        return volume_name(value)
+
+    @field_validator("config_file")
+    @classmethod
+    def _config_file(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        return check_text(value, _CONFIG_FILE, f"{value!r} is not a .json path inside the project",
+                          "give the config.json's path relative to the project directory, "
+                          "e.g. models/Qwen3-8B/config.json")
+
+    @field_validator("served_name")
+    @classmethod
+    def _served_name(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        return check_text(value, _SERVED_NAME, f"{value!r} is not a served model name",
+                          "use letters, digits and . _ / : + @ - (no spaces), e.g. qwen3.5-27b")
 
     @model_validator(mode="after")
     def _one_of_each(self) -> ModelSettings:
-        if (self.name is None) == (self.architecture is None):
-            raise fix_error("give exactly one of model.name and model.architecture",
-                            "name a catalog model (e.g. Qwen3.5-27B) or describe it under architecture",
+        if sum(given is not None for given in (self.name, self.architecture, self.config_file)) != 1:
+            raise fix_error("give exactly one of model.name, model.architecture and model.configFile",
+                            "name a catalog model (e.g. Qwen3.5-27B; vllm-stack models lists them), point "
+                            "configFile at the model's config.json, or describe it under architecture",
                             field="name")
         if (self.host_path is None) == (self.volume_name is None):
             raise fix_error("give exactly one of model.hostPath and model.volumeName",
@@ -73,12 +101,12 @@ class CacheSettings(Section):
     @field_validator("host_path")
     @classmethod
     def _path(cls, value: str | None) -> str | None:
-        return check_path(value, "cache path")
+        return absolute_path(value, "cache path")
 
     @field_validator("volume_name")
     @classmethod
     def _volume(cls, value: str | None) -> str | None:
-        return check_volume(value)
+        return volume_name(value)
 
     @model_validator(mode="after")
     def _not_both(self) -> CacheSettings:

@@ -30,7 +30,7 @@ class ReleaseSettings(Section):
     def _fully_qualified(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        if not _STACK_REF.match(value):
+        if not _STACK_REF.fullmatch(value):
             raise fix_error(
                 f"'{value}' is not a fully qualified stack name",
                 f"write ORG/{PROJECT}/STACK, e.g. organization/{PROJECT}/v100-staging "

@@ -11,6 +11,8 @@ from vllm_serving.settings.hardware import HardwareSettings
 from vllm_serving.settings.image import ImageSettings
 from vllm_serving.settings.kubernetes import KubernetesSettings
 from vllm_serving.settings.model import CacheSettings, ModelSettings
+from vllm_serving.settings.observability import ObservabilitySettings
+from vllm_serving.settings.preflight import PreflightSettings
 from vllm_serving.settings.release import ReleaseSettings
 from vllm_serving.settings.target import TargetSettings
 
@@ -41,6 +43,10 @@ class StackSettings(Section):
     """Cluster settings, used when target.kind is kubernetes."""
     release: ReleaseSettings = Field(default_factory=ReleaseSettings)
     """Where the release comes from: this stack's own sections, or another stack (promotion)."""
+    preflight: PreflightSettings = Field(default_factory=PreflightSettings)
+    """The checks run with the new image before it replaces the server."""
+    observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
+    """Metrics scraping, alerts and the Grafana dashboard."""
     secrets_set: frozenset[str] = frozenset()
     """Names of the secret keys present in the stack (values stay with Pulumi)."""
 

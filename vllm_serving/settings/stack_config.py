@@ -8,6 +8,7 @@ offline CLI (config read from `Pulumi.<stack>.yaml`). Errors name the full key
 from __future__ import annotations
 
 import difflib
+import reprlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +16,14 @@ from pydantic import BaseModel, ValidationError
 
 from vllm_serving.findings import PROJECT, ConfigError, Finding, Severity, config_key
 from vllm_serving.settings import SECRET_KEYS, SECTIONS, StackSettings
+
+# A bad value is quoted, never in full: it may be huge, hostile, or a secret typed in the wrong place.
+_QUOTE = reprlib.Repr()  # Python 3.11 takes no keyword arguments here
+_QUOTE.maxstring, _QUOTE.maxother, _QUOTE.maxlist, _QUOTE.maxdict, _QUOTE.maxlevel = 40, 40, 6, 6, 2
+
+
+def _excerpt(value: object) -> str:
+    return _QUOTE.repr(value)
 
 
 def _error(code: str, key: str, message: str, fix: str) -> Finding:
@@ -92,7 +101,7 @@ def _finding_from(err: Any) -> Finding:
             else "remove it; known keys here: " + ", ".join(known))
         return _error("config-unknown-key", key, f"unknown key '{name}'", fix)
     if kind == "literal_error":
-        return _error("config-invalid", key, f"'{err.get('input')}' is not allowed",
+        return _error("config-invalid", key, f"{_excerpt(err.get('input'))} is not allowed",
                       f"write one of {ctx.get('expected')}")
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return _error("config-type", key, f"must be a mapping of keys, got {type(err.get('input')).__name__}",
@@ -102,16 +111,16 @@ def _finding_from(err: Any) -> Finding:
         example = {"int": "a whole number such as 8192", "float": "a number such as 0.9",
                    "bool": "true or false", "string": "a quoted string",
                    "tuple": "a YAML list", "list": "a YAML list"}.get(wanted, wanted)
-        return _error("config-type", key, f"expects {wanted}, got {err.get('input')!r}",
+        return _error("config-type", key, f"expects {wanted}, got {_excerpt(err.get('input'))}",
                       f"write {example} ({doc})" if doc else f"write {example}")
     bound_words = {"greater_than": "greater than", "greater_than_equal": "at least",
                    "less_than": "less than", "less_than_equal": "at most"}
     if kind in bound_words:
         bound = next(iter(ctx.values()))
-        return _error("config-range", key, f"{err.get('input')!r} is out of range",
+        return _error("config-range", key, f"{_excerpt(err.get('input'))} is out of range",
                       f"write a value {bound_words[kind]} {bound} ({doc})")
     if kind == "string_pattern_mismatch":
-        return _error("config-invalid", key, f"{err.get('input')!r} has the wrong form",
+        return _error("config-invalid", key, f"{_excerpt(err.get('input'))} has the wrong form",
                       f"match the pattern {ctx.get('pattern')} ({doc})")
     if kind in ("string_too_short", "too_short"):
         return _error("config-invalid", key, "is empty", f"give a value ({doc})")

@@ -1,25 +1,38 @@
 """Read a stack's config from `Pulumi.<stack>.yaml` without the Pulumi CLI.
 
-Secret values (`{secure: ...}`) are noted as present and never decrypted. Project defaults in
-`Pulumi.yaml` (`config: {key: {value: ...}}`) apply under the stack's own values.
+Secret values (`{secure: ...}`) are noted as present and never decrypted, but must have the form
+Pulumi writes. Project defaults in `Pulumi.yaml` (`config: {key: {value: ...}}`) apply under the
+stack's own values. Files are read strictly (`strict_yaml`): bounded in size and depth, no
+duplicate keys, anchors or aliases; a key under a misspelt project namespace is an error.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from vllm_serving.findings import ConfigError, Finding, Severity
+from vllm_serving.findings import PROJECT, ConfigError, Finding, Severity
 from vllm_serving.release.carried import release_of
 from vllm_serving.release.promotion import PROMOTE_KEY, Promotion, promote_from
 from vllm_serving.settings import StackSettings
 from vllm_serving.settings.release import bare_stack
 from vllm_serving.settings.stack_config import parse_stack_config
 from vllm_serving.spec import ServingSpec, promoted_spec, resolve
+from vllm_serving.stack_files import strict_yaml
+from vllm_serving.stack_files.ciphertext import is_ciphertext, symmetric_stack
+from vllm_serving.stack_files.namespaces import namespace_findings
+
+# A finding's message is cut here: settings errors quote the bad value (`expects int, got ...`),
+# and a hostile file's value must not become a megabyte of terminal output.
+MAX_MESSAGE_CHARS = 500
+# A refused node's finding names the config key and at most this many keys below it.
+MAX_KEY_PARTS = 3
+MAX_KEY_PART_CHARS = 60
 
 
 @dataclass(frozen=True)
@@ -30,6 +43,8 @@ class StackFile:
     path: Path
     values: dict[str, Any]
     secret_keys: frozenset[str]
+    problems: tuple[Finding, ...] = ()
+    """Errors found while reading (misspelt namespace, `secure:` not ciphertext): `load_spec` raises them."""
 
 
 def _fail(path: Path, message: str, fix: str) -> ConfigError:
@@ -52,17 +67,31 @@ def list_stacks(project_dir: Path) -> list[str]:
     return sorted(stack_name(p) for p in project_dir.glob("Pulumi.*.yaml"))
 
 
+def _finding_key(where: strict_yaml.Where, path: Path) -> str:
+    """The setting a refused node sits in (`vllm-serving:engine.extraArgs` for anything inside
+    that list), else the file: up to MAX_KEY_PARTS keys below the config key, no list index."""
+    if len(where) < 2 or where[0] != "config":
+        return str(path)
+    text = str(where[1])[:MAX_KEY_PART_CHARS]
+    for part in where[2:2 + MAX_KEY_PARTS]:
+        if isinstance(part, int) and not isinstance(part, bool):
+            break
+        text += f".{str(part)[:MAX_KEY_PART_CHARS]}"
+    return text
+
+
 def _load_yaml(path: Path) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        return strict_yaml.load_file(path)
     except FileNotFoundError:
         raise _fail(path, "no such stack file",
                     "name an existing stack or create the file with pulumi stack init") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise _fail(path, f"cannot read the file ({exc.__class__.__name__})",
                     "check the path and that it is a text file") from None
-    try:
-        return yaml.safe_load(text)
+    except strict_yaml.YamlRefused as exc:
+        key = _finding_key(exc.where, path)
+        raise ConfigError([Finding(exc.code, Severity.ERROR, key, exc.message, exc.fix)]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -95,13 +124,44 @@ def read_stack_file(path: Path, project_dir: Path | None = None) -> StackFile:
         raise _fail(path, "has no `config:` mapping", "put the vllm-serving sections under a top-level `config:` key")
     values: dict[str, Any] = dict(project_defaults(project_dir or path.parent))
     secrets: set[str] = set()
+    problems = namespace_findings(str(key) for key in config)
+    symmetric = symmetric_stack(data)
     for key, value in config.items():
         key = str(key)
+        problems += [_not_ciphertext(where) for where, text in _secure_values(key, value)
+                     if not is_ciphertext(text, symmetric)]
         if isinstance(value, dict) and set(value) == {"secure"}:
             secrets.add(key)
             value = "[secret]"  # present; the value stays encrypted
         values[key] = value
-    return StackFile(stack_name(path), path, values, frozenset(secrets))
+    return StackFile(stack_name(path), path, values, frozenset(secrets), tuple(problems))
+
+
+def _secure_values(where: str, value: Any) -> Iterator[tuple[str, Any]]:
+    """(config key, ciphertext) of every `{secure: ...}` in a config value, nested ones too."""
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            yield where, value["secure"]
+            return
+        for key, item in value.items():
+            yield from _secure_values(f"{where}.{key}", item)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _secure_values(f"{where}[{index}]", item)
+
+
+def _not_ciphertext(key: str) -> Finding:
+    """The value is never quoted: it is most likely the secret itself, typed in by hand."""
+    namespace, _, name = key.partition(":")
+    if namespace != PROJECT:
+        command = f"pulumi config set --secret {key}"
+    elif "." in name or "[" in name:
+        command = f"pulumi config set --secret --path '{name}' VALUE"
+    else:
+        command = f"pulumi config set --secret {name}"
+    return Finding("config-secret-not-ciphertext", Severity.ERROR, key,
+                   "the `secure:` value is not a ciphertext Pulumi wrote (typed into the file by hand?); "
+                   "it is not shown here", f"remove the key from the file and run: {command}")
 
 
 def load_settings(stack_file: StackFile) -> StackSettings:
@@ -118,15 +178,43 @@ def load_spec(
     A promoting stack gets its release from the source's stack file in the same project, as
     the source would export it (without the digest only a deployment knows).
     """
+    try:
+        return _read_and_resolve(path, stack, project_dir, _promoting)
+    except ConfigError as exc:
+        raise ConfigError([_shortened(f) for f in exc.findings]) from None
+
+
+def _shortened(finding: Finding) -> Finding:
+    if len(finding.message) <= MAX_MESSAGE_CHARS:
+        return finding
+    return dataclasses.replace(finding, message=finding.message[:MAX_MESSAGE_CHARS] + "... (cut)")
+
+
+def _read_errors(stack_file: StackFile, name: str) -> list[Finding]:
+    """The reading problems, with the settings errors of the same file: every error at once."""
+    try:
+        if promote_from(stack_file.values, name) is None:
+            load_settings(stack_file)
+    except ConfigError as exc:
+        return [*stack_file.problems, *exc.findings]
+    return list(stack_file.problems)
+
+
+def _read_and_resolve(
+    path: Path, stack: str | None, project_dir: Path | None, promoting: frozenset[str],
+) -> ServingSpec:
     stack_file = read_stack_file(path, project_dir)
     name = stack or stack_file.stack
+    if stack_file.problems:
+        raise ConfigError(_read_errors(stack_file, name))
     source = promote_from(stack_file.values, name)
-    if source is None:
-        return resolve(load_settings(stack_file), name)
     directory = project_dir or path.parent
-    release = _local_release(directory, source, _promoting | {name})
+    if source is None:
+        return resolve(load_settings(stack_file), name, project_dir=directory)
+    release = _local_release(directory, source, promoting | {name})
     promotion = Promotion(source, name, release, deployed=False)
-    return promoted_spec(stack_file.values, stack_file.secret_keys, promotion, project_defaults(directory))
+    return promoted_spec(stack_file.values, stack_file.secret_keys, promotion, project_defaults(directory),
+                         directory)
 
 
 def _local_release(directory: Path, source: str, promoting: frozenset[str]) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Which stacks' `pulumi preview` a change can alter, decided from the changed paths alone.
 
 Paths are relative to the project directory (the one holding Pulumi.yaml), as
-`git diff --name-only --relative` prints them. The rules, in order:
+`git diff --name-only --relative` prints them; committed and uncommitted changes (the working
+tree, `--include-uncommitted`) are judged alike. The rules, in order:
 
 1. Program code or the project's dependencies changed (`components/**`, the core in
    `vllm_serving/**` but for the CLI-only folders, `__main__.py`, `Pulumi.yaml`, `pyproject.toml`,
@@ -24,7 +25,7 @@ from collections.abc import Iterable
 PROGRAM_FILES = frozenset({"__main__.py", "Pulumi.yaml", "pyproject.toml", "uv.lock"})
 PROGRAM_DIRS = ("components/", "vllm_serving/")
 # Offline tools only: `pulumi preview` never imports them.
-CLI_ONLY_DIRS = ("vllm_serving/cli/", "vllm_serving/views/", "vllm_serving/smoke/")
+CLI_ONLY_DIRS = ("vllm_serving/cli/", "vllm_serving/views/", "vllm_serving/smoke/", "vllm_serving/scaffold/")
 
 
 def is_program_path(path: str) -> bool:

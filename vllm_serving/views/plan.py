@@ -6,13 +6,16 @@ the resources listed here, so the plan cannot drift from the program.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from vllm_serving.findings import Finding
 from vllm_serving.planner.capacity import plan_capacity
+from vllm_serving.planner.scale_out import scale_out, scale_out_view
 from vllm_serving.release.carried import argv_fingerprint
 from vllm_serving.render.docker_container import ContainerSpec, container_spec
 from vllm_serving.render.docker_run import docker_run_command
+from vllm_serving.render.kubernetes.leader_worker_set import pod_gpus
 from vllm_serving.render.kubernetes.objects import kubernetes_objects
 from vllm_serving.render.kubernetes.workload import pod_spec
 from vllm_serving.settings import SECRET_KEYS
@@ -20,9 +23,16 @@ from vllm_serving.spec import ServingSpec
 from vllm_serving.units import go_duration
 
 
-def planned_docker_resources(spec: ServingSpec) -> list[tuple[str, str]]:
-    """(type token, logical name) of every resource the Docker backend registers."""
-    name = spec.name
+def set_values(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries that are set: None stands for "not set" (vLLM's or Docker's default applies)
+    and is left out of what a reader sees; `--json` keeps it, so the keys stay the same."""
+    return {key: value for key, value in data.items() if value is not None}
+
+
+def planned_docker_resources(spec: ServingSpec, name: str | None = None) -> list[tuple[str, str]]:
+    """(type token, logical name) of every resource the Docker backend registers; `name` is the
+    deployment's (a fleet host's, vllm_serving/fleet.py), else the container's."""
+    name = name or spec.name
     c = container_spec(spec)
     found = [
         ("vllm-serving:docker:VllmDeployment", name),
@@ -37,6 +47,9 @@ def planned_docker_resources(spec: ServingSpec) -> list[tuple[str, str]]:
         found.append(("vllm-serving:docker:CacheVolume", f"{name}-cache"))
         if c.cache_mount.kind == "volume":
             found.append(("docker:index/volume:Volume", f"{name}-cache"))
+    if spec.settings.preflight.enabled:
+        found += [("vllm-serving:docker:Preflight", f"{name}-preflight"),
+                  ("docker:index/container:Container", f"{name}-preflight")]
     found += [
         ("vllm-serving:docker:VllmServer", f"{name}-server"),
         ("docker:index/container:Container", f"{name}-server"),
@@ -82,7 +95,8 @@ def _kubernetes_placement(spec: ServingSpec) -> dict[str, Any]:
         mounts.append({"kind": kind, "source": source, "target": m["mountPath"],
                        "readOnly": m.get("readOnly", False)})
     return {
-        "given": f"{spec.settings.engine.gpus_needed} x {k.gpu_resource} per pod",
+        "given": f"{pod_gpus(spec)} x {k.gpu_resource} per pod"
+        if spec.settings.hardware.uses_gpus else None,  # None: a CPU target, no GPU
         "mounts": mounts,
         "ports": [{"service": f"{k.service.type} {spec.name}", "port": k.service.port,
                    "containerPort": spec.container_port}],
@@ -98,6 +112,7 @@ def deployment_plan(spec: ServingSpec, findings: list[Finding]) -> dict[str, Any
     """The plan as data (the CLI's `--json`); secrets appear only as set / not set."""
     s = spec.settings
     c = container_spec(spec)
+    layout = scale_out(s)
     on_kubernetes = s.target.kind == "kubernetes"
     placement = _kubernetes_placement(spec) if on_kubernetes else _docker_placement(spec, c)
     return {
@@ -113,7 +128,7 @@ def deployment_plan(spec: ServingSpec, findings: list[Finding]) -> dict[str, Any
             "given": placement["given"],
         },
         "model": {
-            "name": s.model.name or "inline architecture",
+            "name": s.model.name or s.model.config_file or "inline architecture",
             "architecture": spec.model.architecture,
             "paramsBillion": spec.model.params_billion,
             "weightsGib": round(spec.model.total_weights_gib, 1),
@@ -131,6 +146,10 @@ def deployment_plan(spec: ServingSpec, findings: list[Finding]) -> dict[str, Any
         "secretEnv": list(spec.secret_env),
         "endpoints": spec.endpoints(),
         "capacity": plan_capacity(spec).as_dict(),
+        # replicas, nodes and data-parallel engines, when there is more than one engine or node
+        **({"scaleOut": scale_out_view(layout, plan_capacity(spec))} if layout.scaled else {}),
+        # each amount vLLM subtracts before sizing the KV cache, with the vLLM file it comes from
+        "memoryBreakdown": plan_capacity(spec).memory_breakdown(),
         "findings": [f.as_dict() for f in findings],
         "resources": [{"type": t, "name": n} for t, n in (
             planned_kubernetes_resources(spec) if on_kubernetes else planned_docker_resources(spec))],

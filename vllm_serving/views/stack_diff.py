@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from vllm_serving.engine.flags import FLAGS
+from vllm_serving.fleet import as_one_host, fleet_hosts, is_fleet
 from vllm_serving.spec import ServingSpec
+from vllm_serving.views.fleet import fleet_plan
 from vllm_serving.views.plan import deployment_plan
 
 # Compared sections, in the order a reviewer reads them (and the order of the changes).
-SECTIONS = ("target", "gpu", "model", "image", "release", "argv", "env", "mounts", "ports",
+SECTIONS = ("target", "hosts", "gpu", "model", "image", "release", "argv", "env", "mounts", "ports",
             "container", "endpoints", "capacity")
 
 SECRET_VALUE = "<secret>"
@@ -125,6 +127,17 @@ def parse_argv(argv: Sequence[str]) -> Section:
     return out
 
 
+def _facts(data: Mapping[str, Any], prefix: str) -> Section:
+    """Nested facts flattened to `prefix.key.sub` -> text; unset facts are left out."""
+    out: Section = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            out |= _facts(value, f"{prefix}.{key}")
+        elif (text := _text(round(value, 2) if isinstance(value, float) else value)) is not None:
+            out[f"{prefix}.{key}"] = text  # GiB and billions to 2 decimals, as the plan shows them
+    return out
+
+
 def _mount(m: Mapping[str, Any]) -> str:
     return f"{m['source']} ({'read-only' if m['readOnly'] else 'writable'}, {m['kind']})"
 
@@ -135,16 +148,23 @@ def _port(p: Mapping[str, Any]) -> str:
     return f"{p['bindAddress']}:{p['hostPort']}"
 
 
-def stack_view(spec: ServingSpec) -> View:
-    """The comparable facts of one stack, by section, as key -> text."""
+def stack_view(spec: ServingSpec, per_host: bool = False) -> View:
+    """The comparable facts of one stack, by section, as key -> text; `per_host` (a fleet is on
+    either side) lists each host by id under `hosts`, its URLs with it instead of under endpoints."""
     # Findings are `check`'s business; the diff compares what would be deployed.
-    plan = deployment_plan(spec, [])
+    hosts = (fleet_hosts(spec) or (as_one_host(spec),)) if per_host else ()
+    plan = fleet_plan(spec, hosts, []) if hosts else deployment_plan(spec, [])
     env = _fields(plan["env"]) | {name: SECRET_VALUE for name in plan["secretEnv"]}
     capacity = {k: v for k, v in _fields(plan["capacity"]).items() if k not in _CAPACITY_REPEATS}
     return {
         "target": _fields(plan["target"], ("kind", "where")),
+        # by host id: a host added, removed or changed is one line
+        "hosts": {v["name"]: f"{v['dockerHost'] or 'local Docker socket'}, GPUs {v['gpusGiven']}, {v['baseUrl']}"
+                  for v in plan["fleet"]["hosts"]} if hosts else {},
         "gpu": _fields(plan["gpu"], ("name", "hostCount", "given")),
-        "model": _fields(plan["model"], ("name", "servedModelName")),
+        # the resolved facts, so an edit to an inline architecture (same name) shows too
+        "model": _fields(plan["model"], ("name", "servedModelName"))
+        | _facts(spec.model.model_dump(by_alias=True), "architecture"),
         "image": _fields(plan["image"], ("reference", "registryUser")),
         # where the release comes from; its flags are compared one by one under argv
         "release": _fields(plan["release"], ("promotedFrom",)),
@@ -179,5 +199,7 @@ def diff_views(a: View, b: View) -> list[Change]:
 
 
 def stack_diff(a: ServingSpec, b: ServingSpec) -> list[Change]:
-    """What changes when stack A's deployment is replaced by stack B's; empty when identical."""
-    return diff_views(stack_view(a), stack_view(b))
+    """What changes when stack A's deployment is replaced by stack B's; empty when identical.
+    With a fleet on either side both are compared host by host (hosts matched by id)."""
+    per_host = is_fleet(a) or is_fleet(b)
+    return diff_views(stack_view(a, per_host), stack_view(b, per_host))

@@ -203,11 +203,11 @@ def cache_claim(spec: ServingSpec) -> Obj | None:
     if name is None:
         return None
     k = spec.settings.kubernetes
-    if k.replicas > 1 and k.cache.access_mode in ("ReadWriteOnce", "ReadWriteOncePod"):
+    if k.pods > 1 and k.cache.access_mode in ("ReadWriteOnce", "ReadWriteOncePod"):
         raise ConfigError([Finding(
             "k8s-cache-shared", Severity.ERROR, config_key("kubernetes", "cache", "accessMode"),
-            f"{k.replicas} replicas on different GPU nodes cannot share a {k.cache.access_mode} claim",
-            "set kubernetes.cache.accessMode: ReadWriteMany (an RWX storage class), replicas: 1, "
-            "or cache.enabled: false")])
+            f"{k.pods} pods on different GPU nodes cannot share a {k.cache.access_mode} claim",
+            "set kubernetes.cache.accessMode: ReadWriteMany (an RWX storage class), one pod "
+            "(replicas: 1, nodes: 1), or cache.enabled: false")])
     return _claim(spec, name, "compile-cache", k.cache.size, k.cache.access_mode,
                   k.cache.storage_class_name)

@@ -24,6 +24,7 @@ from vllm_serving.render.kubernetes.parts import (
     startup_failure_threshold,
     weights_source,
 )
+from vllm_serving.render.kubernetes.preflight import preflight_init_containers
 from vllm_serving.settings import VLLM_CACHE_PATH
 from vllm_serving.spec import ServingSpec
 from vllm_serving.timing import LIVENESS, READINESS, STARTUP_PROBE_PERIOD_SECONDS, STARTUP_PROBE_TIMEOUT_SECONDS
@@ -62,10 +63,11 @@ def _resources(spec: ServingSpec) -> Obj:
         requests["cpu"] = r.cpu
     if r.memory is not None:
         requests["memory"] = kubernetes_quantity(r.memory)
-    limits: dict[str, str] = {spec.settings.kubernetes.gpu_resource: gpus}
+    # a CPU target asks the scheduler for no GPU
+    limits = {spec.settings.kubernetes.gpu_resource: gpus} if spec.settings.hardware.uses_gpus else {}
     if r.memory_limit is not None:
         limits["memory"] = kubernetes_quantity(r.memory_limit)
-    return {"requests": requests, "limits": limits} if requests else {"limits": limits}
+    return {name: part for name, part in (("requests", requests), ("limits", limits)) if part}
 
 
 def _volumes(spec: ServingSpec) -> tuple[list[Obj], list[Obj]]:
@@ -129,17 +131,23 @@ def pod_spec(spec: ServingSpec) -> Obj:
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
         "terminationGracePeriodSeconds": k.termination_grace_period_seconds,
     }
-    node_selector = k.node_selector if k.node_selector is not None else {
+    gpu = spec.settings.hardware.uses_gpus  # a CPU pod needs neither a GPU node nor its taint
+    node_selector = k.node_selector if k.node_selector is not None or not gpu else {
         "nvidia.com/gpu.product": spec.gpu.product_label}
     if node_selector:
         pod["nodeSelector"] = dict(sorted(node_selector.items()))
-    if k.tolerations:
-        pod["tolerations"] = [t.model_dump(by_alias=True, exclude_none=True) for t in k.tolerations]
+    tolerations = k.tolerations if gpu or "tolerations" in k.model_fields_set else ()
+    if tolerations:
+        pod["tolerations"] = [t.model_dump(by_alias=True, exclude_none=True) for t in tolerations]
     if k.runtime_class_name is not None:
         pod["runtimeClassName"] = k.runtime_class_name
     if pull:
         pod["imagePullSecrets"] = [{"name": name} for name in pull]
-    pod["containers"] = [container(spec)]
+    server = container(spec)
+    init = preflight_init_containers(spec, server)
+    if init:
+        pod["initContainers"] = init
+    pod["containers"] = [server]
     pod["volumes"] = volumes
     return pod
 
@@ -151,8 +159,8 @@ def _strategy(replicas: int) -> Obj:
     return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
 
 
-def deployment(spec: ServingSpec, secrets: Mapping[str, str] | None = None) -> Obj:
-    k = spec.settings.kubernetes
+def server_annotations(spec: ServingSpec, secrets: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Pod-template annotations of the pod that serves the API: scraping, and the credentials' checksum."""
     annotations = {
         "prometheus.io/scrape": "true",
         "prometheus.io/port": str(spec.container_port),
@@ -162,8 +170,13 @@ def deployment(spec: ServingSpec, secrets: Mapping[str, str] | None = None) -> O
     checksum = credentials_checksum(spec, secrets)
     if checksum is not None:
         annotations[SECRETS_CHECKSUM] = checksum
+    return annotations
+
+
+def deployment(spec: ServingSpec, secrets: Mapping[str, str] | None = None) -> Obj:
+    k = spec.settings.kubernetes
     template: Obj = {"metadata": {"labels": labels(spec, "inference-server"),
-                                  "annotations": annotations},
+                                  "annotations": server_annotations(spec, secrets)},
                      "spec": pod_spec(spec)}
     body: dict[str, Any] = {
         "replicas": k.replicas,
@@ -200,12 +213,3 @@ def disruption_budget(spec: ServingSpec) -> Obj | None:
             "metadata": object_meta(spec, spec.name, "inference-server"),
             "spec": {"maxUnavailable": 1, "selector": {"matchLabels": selector(spec)}}}
 
-
-def network_policy(spec: ServingSpec) -> Obj | None:
-    """Only the API port is reachable; vLLM's other sockets (ZMQ, NCCL, torch.distributed) stay closed."""
-    if not spec.settings.kubernetes.network_policy:
-        return None
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-            "metadata": object_meta(spec, spec.name, "inference-server"),
-            "spec": {"podSelector": {"matchLabels": selector(spec)}, "policyTypes": ["Ingress"],
-                     "ingress": [{"ports": [{"port": "http", "protocol": "TCP"}]}]}}

@@ -1,0 +1,94 @@
+"""The preflight on a Docker host: the new image run once on the server's GPUs and weights, before cut-over.
+
+A one-shot `docker.Container` (`attach`: the provider waits for it to exit and records its exit code
+and output) that runs `vllm_serving.preflight`'s script. The server's image passes through it
+(`server_image`), so the server is registered only after the preflight passed: a failure stops `pulumi up` with what
+failed and the fix, before the running server is touched.
+
+Replacement is create-first, overriding the provider's delete-first default for containers: with
+delete-first, Pulumi would delete the dependent server before the new preflight ran. The container
+is auto-named, so old and new never clash. Its inputs depend only on the image, the GPUs and the
+weights, so it runs again only when one of them changes (or on `pulumi up --replace`).
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_docker as docker
+
+from components.docker.vllm_server import device_requests, gpus
+from vllm_serving.preflight.command import TIMEOUT_SECONDS, PreflightCommand
+from vllm_serving.preflight.verdict import failure_message, read_verdict
+from vllm_serving.render.docker_container import ContainerSpec
+from vllm_serving.timing import whole_minutes
+
+ROLE_LABEL = ("vllm-serving.role", "preflight")
+
+
+class Preflight(pulumi.ComponentResource):
+    """One run of the preflight script in the new image; `server_image` holds the server back until it passed."""
+
+    container: docker.Container
+    image: pulumi.Output[str]
+    passed_image: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        command: PreflightCommand,
+        server: ContainerSpec,
+        image: pulumi.Input[str],
+        weights: docker.ContainerVolumeArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("vllm-serving:docker:Preflight", name, None, opts)
+        stack = dict(server.labels).get("vllm-serving.stack", "")
+        self.container = docker.Container(
+            name,
+            image=image,
+            entrypoints=list(command.entrypoint),
+            command=list(command.args),
+            gpus=gpus(server),
+            device_requests=device_requests(server),
+            runtime=server.runtime,
+            volumes=[weights],  # the weights only, read-only like the server's
+            network_mode="none",  # it reads local files and devices, nothing else
+            must_run=False,
+            attach=True,
+            logs=True,
+            restart="no",
+            # the provider reads the output back through the logs API: a driver it can read
+            log_driver="json-file",
+            labels=[docker.ContainerLabelArgs(label=k, value=v)
+                    for k, v in (("vllm-serving.stack", stack), ROLE_LABEL)],
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                # create-first: the provider's delete-first would delete the dependent server first
+                delete_before_replace=False,
+                custom_timeouts=pulumi.CustomTimeouts(create=whole_minutes(TIMEOUT_SECONDS)),
+            ),
+        )
+        c = self.container
+        self.image = pulumi.Output.from_input(image)
+        self.passed_image = pulumi.Output.all(self.image, c.exit_code, c.container_logs, c.urn).apply(_checked)
+        # a failed preflight whose result is known fails a preview too, through this output
+        self.register_outputs({"exitCode": c.exit_code, "passedImage": self.passed_image})
+
+    def server_image(self) -> pulumi.Output[str]:
+        """The image for the server: once the preflight passed, so the server waits for it.
+
+        A preview gets the image as is: a preflight about to run has no result yet, and an unknown
+        image would show the server replaced when nothing else of it changes.
+        """
+        return self.image if pulumi.runtime.is_dry_run() else self.passed_image
+
+
+def _checked(args: list[object]) -> str:
+    """The image, when the preflight's exit code and output say it passed; else stop with what failed."""
+    image, exit_code, output, urn = args
+    code = int(exit_code) if isinstance(exit_code, (int, float)) else None  # numbers cross the wire as doubles
+    verdict = read_verdict(code, output if isinstance(output, str) else None)
+    if not verdict.passed:
+        rerun = f"pulumi up --replace '{urn}'"
+        raise pulumi.RunError(failure_message("on the Docker host", verdict, code, rerun))
+    return str(image)

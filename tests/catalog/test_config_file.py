@@ -1,0 +1,118 @@
+"""`model.configFile`: a model's config.json as its architecture, for the CLI and the program alike;
+a wrong file fails with the key, the path and what is missing, before any resource."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+import yaml
+
+from tests.paths import FIXTURES, ROOT
+from tests.pulumi_harness import ProgramFailed, run_program, stack_config
+from vllm_serving.catalog.hf_config import load_hf_config
+from vllm_serving.cli import main
+
+QWEN3_5 = FIXTURES / "hf" / "qwen3.5-27b.config.json"
+KEY = "vllm-serving:model.configFile"
+RELATIVE = "models/Qwen3.5-27B/config.json"
+
+
+def _project(tmp_path: Path, model: dict[str, Any], config_json: str | None = None) -> Path:
+    """The shipped v100 stack in a project of its own, its model section replaced."""
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    stack = yaml.safe_load((ROOT / "Pulumi.v100.yaml").read_text(encoding="utf-8"))
+    section = stack["config"]["vllm-serving:model"]
+    section.pop("name")
+    section.update(model)
+    (tmp_path / "Pulumi.v100.yaml").write_text(yaml.safe_dump(stack), encoding="utf-8")
+    if config_json is not None:
+        target = tmp_path / RELATIVE
+        target.parent.mkdir(parents=True)
+        target.write_text(config_json, encoding="utf-8")
+    return tmp_path
+
+
+def _plan(capsys: pytest.CaptureFixture[str], project: Path) -> tuple[int, dict[str, Any] | None, str]:
+    code = main(["--project-dir", str(project), "plan", "v100", "--json"])
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if code == 0 else None, err
+
+
+def test_cli_plans_a_stack_from_its_config_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project(tmp_path, {"configFile": RELATIVE}, QWEN3_5.read_text(encoding="utf-8"))
+    code, plan, err = _plan(capsys, project)
+    assert code == 0, err
+    assert plan is not None
+    model = plan["model"]
+    assert model["architecture"] == "Qwen3_5ForConditionalGeneration"
+    assert model["paramsBillion"] == load_hf_config(QWEN3_5).params_billion
+
+
+def test_cli_check_accepts_the_same_stack(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project(tmp_path, {"configFile": RELATIVE}, QWEN3_5.read_text(encoding="utf-8"))
+    assert main(["--project-dir", str(project), "check", "v100"]) == 0, capsys.readouterr()
+
+
+def test_missing_file_names_the_key_and_the_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _plan(capsys, _project(tmp_path, {"configFile": RELATIVE}))
+    assert code == 1
+    assert f"ERROR model-config-invalid {KEY}: {tmp_path / RELATIVE}: no such file" in err
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    ('{"architectures": ["LlamaForCausalLM"], "model_type": "llama"}', "has no 'num_hidden_layers'"),
+    ('{"_name_or_path": "a tokenizer config"}', "has no 'model_type'"),
+    ("[1, 2]", "is not a JSON object"),
+    ("{not json", "is not a readable JSON file"),
+])
+def test_a_file_that_is_no_model_config_says_what_is_missing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, says: str) -> None:
+    code, _, err = _plan(capsys, _project(tmp_path, {"configFile": RELATIVE}, content))
+    assert code == 1
+    assert KEY in err and says in err
+
+
+def test_exactly_one_way_to_name_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project(tmp_path, {"configFile": RELATIVE, "name": "Qwen3.5-27B"}, QWEN3_5.read_text(encoding="utf-8"))
+    code, _, err = _plan(capsys, project)
+    assert code == 1
+    assert "exactly one of model.name, model.architecture and model.configFile" in err
+
+
+def _program_config(config_file: str) -> dict[str, Any]:
+    config = stack_config(ROOT / "Pulumi.v100.yaml")
+    model = dict(config["vllm-serving:model"])
+    model.pop("name")
+    config["vllm-serving:model"] = {**model, "configFile": config_file}
+    return config
+
+
+def test_program_reads_it_from_the_project_directory(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # Pulumi runs the program in the project directory
+    run = run_program(_program_config(str(QWEN3_5.relative_to(ROOT))), stack="v100",
+                      secrets={"registryPassword": "pw"})
+    assert run.resources
+    assert run.outputs["capacity"]["model"] == "Qwen3_5ForConditionalGeneration"
+
+
+def test_program_refuses_a_missing_file_before_any_resource(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(ProgramFailed) as failed:
+        run_program(_program_config("models/absent/config.json"), stack="v100", secrets={"registryPassword": "pw"})
+    assert isinstance(failed.value.error, pulumi.RunError)
+    assert KEY in str(failed.value) and "models/absent/config.json: no such file" in str(failed.value)
+    assert failed.value.resources == []
+
+
+@pytest.mark.parametrize("path", ["/etc/model/config.json", "../other/config.json", "models/.hidden/config.json",
+                                  "models/config.yaml"])
+def test_only_a_json_file_inside_the_project(tmp_path: Path, capsys: pytest.CaptureFixture[str], path: str) -> None:
+    """Every checkout of the project reads the same file: no absolute paths, no way out of it."""
+    code, _, err = _plan(capsys, _project(tmp_path, {"configFile": path}))
+    assert code == 1
+    assert f"{KEY}: {path!r} is not a .json path inside the project" in err

@@ -1,0 +1,51 @@
+"""The GPU catalog: every card's memory, compute capability and node label agree with each other,
+and every name a stack file uses still resolves."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from tests.paths import ROOT
+from vllm_serving.catalog.gpus import GPU_ALIASES, GPUS, find_gpu
+
+# NVIDIA architecture -> the compute capabilities its cards have.
+ARCHITECTURE_CC = {
+    "Volta": {(7, 0)}, "Turing": {(7, 5)}, "Ampere": {(8, 0), (8, 6)}, "Ada": {(8, 9)},
+    "Hopper": {(9, 0)}, "Blackwell": {(10, 0), (12, 0)},
+}
+# GPU feature discovery's label: the nvidia-smi product name with spaces as dashes.
+LABEL = re.compile(r"(Tesla|NVIDIA)-[A-Za-z0-9-]+")
+SIZE_IN_NAME = re.compile(r"(\d+)GB")
+
+
+@pytest.mark.parametrize("name", sorted(GPUS))
+def test_card_facts_agree(name: str) -> None:
+    gpu = GPUS[name]
+    assert gpu.compute_capability in ARCHITECTURE_CC[gpu.architecture]
+    assert LABEL.fullmatch(gpu.product_label), gpu.product_label
+    size = SIZE_IN_NAME.search(name)
+    if size:  # the marketed GB, less what the driver and ECC keep: within 10%
+        assert 0.9 * int(size[1]) <= gpu.memory_gib <= int(size[1]), gpu.memory_gib
+    assert gpu.supports_bf16 == (gpu.compute_capability >= (8, 0))
+
+
+def test_labels_are_unique_so_a_node_selector_picks_one_card() -> None:
+    labels = [g.product_label for g in GPUS.values()]
+    assert len(labels) == len(set(labels))
+
+
+def test_aliases_name_catalog_entries() -> None:
+    for alias, name in GPU_ALIASES.items():
+        assert find_gpu(alias) is GPUS[name]
+        assert alias not in {n.lower() for n in GPUS}
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.glob("Pulumi.*.yaml")), ids=lambda p: p.name)
+def test_every_gpu_a_stack_names_still_resolves(path) -> None:  # type: ignore[no-untyped-def]
+    hardware = (yaml.safe_load(path.read_text(encoding="utf-8"))["config"]).get("vllm-serving:hardware") or {}
+    if hardware.get("device") == "cpu" or "gpu" not in hardware:
+        pytest.skip("no GPU named")
+    assert find_gpu(hardware["gpu"]) is not None

@@ -1,0 +1,83 @@
+"""The preflight script in a real container: the stand-in image, each shipped Docker stack's own arguments,
+its weights mounted read-only at the stack's path, no network - as `components/docker/preflight.py` runs it.
+
+The stand-in has no GPU and the engine no NVIDIA runtime, so the GPU checks (gpus, arch) are left out;
+the runtime check runs, and must fail here exactly as it would on a host without the toolkit.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from docker.types import Mount
+
+from tests.docker_engine.conftest import Engine, docker_stacks, shipped_spec
+from tests.docker_engine.engine import API_TIMEOUT_SECONDS, TEST_LABEL
+from vllm_serving.preflight.command import GPU_CHECKS, docker_weights_source, preflight_command
+from vllm_serving.preflight.verdict import failure_message, read_verdict
+
+pytestmark = pytest.mark.docker_engine
+STACKS = docker_stacks()
+NO_GPU_CHECKS = ("weights", "curl")
+
+
+def _preflight(engine: Engine, stack: str, weights: Path, checks: tuple[str, ...] = NO_GPU_CHECKS) -> tuple[int, str]:
+    """Run the stack's preflight with `checks` and `weights` as its weights: exit code and output."""
+    spec = shipped_spec(stack)
+    command = preflight_command(spec, "docker", docker_weights_source(spec))
+    assert command is not None
+    assert set(command.checks) - GPU_CHECKS == set(NO_GPU_CHECKS)
+    options = list(command.args[:-len(command.checks)])
+    container = engine.client.containers.run(
+        engine.image, entrypoint=list(command.entrypoint), command=[*options, *checks],
+        mounts=[Mount(spec.settings.model.mount_path, str(weights), type="bind", read_only=True)],
+        network_mode="none", labels={TEST_LABEL: engine.run_id}, detach=True)
+    try:
+        code: int = container.wait(timeout=API_TIMEOUT_SECONDS)["StatusCode"]
+        return code, container.logs().decode()
+    finally:
+        container.remove(force=True)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_an_empty_weights_dir_fails_with_the_config_json_message(engine: Engine, tmp_path: Path, stack: str) -> None:
+    # what Docker leaves when the stack's hostPath does not exist on the host: an empty directory
+    code, output = _preflight(engine, stack, tmp_path)
+    assert code == 1, output
+    verdict = read_verdict(code, output)
+    assert not verdict.passed
+    fail = next(line for line in verdict.report if line.startswith("FAIL  weights"))
+    assert "is empty" in fail and "bind-mount source" in fail
+    source = docker_weights_source(shipped_spec(stack))
+    assert any(line.strip().startswith("fix: ") and source in line for line in verdict.report)
+    assert verdict.report[-1] == "preflight: FAILED (weights)"
+    assert "curl" in " ".join(verdict.report)  # the other checks still ran
+    assert "FAIL  weights" in failure_message("on the Docker host", verdict, code, "pulumi up --replace 'URN'")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_weights_dir_without_config_json_fails(engine: Engine, tmp_path: Path, stack: str) -> None:
+    (tmp_path / "model-00001-of-00001.safetensors").write_bytes(b"\0" * 64)
+    code, output = _preflight(engine, stack, tmp_path)
+    assert code == 1 and "has no config.json" in output, output
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_model_passes(engine: Engine, tmp_path: Path, stack: str) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["Qwen3_5ForConditionalGeneration"]}))
+    (tmp_path / "model.safetensors").write_bytes(b"\0" * 1024)
+    code, output = _preflight(engine, stack, tmp_path)
+    assert code == 0, output
+    assert read_verdict(code, output).passed
+    assert output.splitlines()[-1] == "preflight: passed (2 checks)"
+
+
+def test_without_the_nvidia_runtime_the_runtime_check_fails(engine: Engine, tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "model.safetensors").write_bytes(b"\0")
+    code, output = _preflight(engine, STACKS[0], tmp_path, ("runtime", *NO_GPU_CHECKS))
+    assert code == 1, output
+    assert output.splitlines()[0].startswith("FAIL  runtime  no /dev/nvidiactl")
+    assert "nvidia-ctk runtime configure" in output and "preflight: FAILED (runtime)" in output

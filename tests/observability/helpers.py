@@ -1,0 +1,34 @@
+"""Stacks with observability on, the vendored prometheus-operator CRDs as validators, promtool."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.kubernetes.stacks import make_spec
+from tests.paths import FIXTURES
+from vllm_serving.spec import ServingSpec
+
+CRDS = FIXTURES / "crds"
+SERVICE_MONITOR_CRD = CRDS / "monitoring.coreos.com_servicemonitors.yaml"
+PROMETHEUS_RULE_CRD = CRDS / "monitoring.coreos.com_prometheusrules.yaml"
+ON = {"prometheusOperator": True, "grafanaDashboard": True}
+PROMTOOL = shutil.which("promtool")
+needs_promtool = pytest.mark.skipif(
+    PROMTOOL is None, reason="promtool is not installed (Debian/Ubuntu: apt-get install prometheus)")
+
+
+def observed_spec(stack: str = "a100-k8s", secrets: tuple[str, ...] = (), **sections: Any) -> ServingSpec:
+    """A shipped stack with observability on (both switches on Kubernetes), plus `sections`."""
+    if stack.endswith("k8s"):
+        sections["observability"] = {**ON, **sections.get("observability", {})}
+    return make_spec(stack, secrets, **sections)
+
+
+def promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    assert PROMTOOL is not None
+    return subprocess.run([PROMTOOL, *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=False)

@@ -1,0 +1,78 @@
+"""exposure.py at its boundaries: what the API key covers and who reaches the API; the apiKey's value."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.boundary import Boundary, check_boundary, findings
+from vllm_serving.findings import Severity, config_key
+from vllm_serving.rules.exposure import MIN_API_KEY_LENGTH, api_key_findings
+from vllm_serving.settings.kubernetes import ServiceSettings
+from vllm_serving.settings.kubernetes_peers import AllowFrom
+
+KEY = frozenset({"apiKey"})
+NODE_PORT = ServiceSettings(type="NodePort")
+
+BOUNDARIES = [
+    Boundary("api-open-on-network", "v100", {"network": {"bind_address": "0.0.0.0"}},
+             {"network": {"bind_address": "127.0.0.1"}}, "0.0.0.0 -> 127.0.0.1"),
+    Boundary("api-open-on-network", "v100", {"network": {"bind_address": "::"}},
+             {"network": {"bind_address": "::"}, "secrets_set": KEY}, ":: -> :: with apiKey"),
+    Boundary("api-open-outside-cluster", "a100-k8s", {"kubernetes": {"service": NODE_PORT}},
+             {"kubernetes": {"service": ServiceSettings(type="ClusterIP")}}, "NodePort -> ClusterIP"),
+    Boundary("api-open-outside-cluster", "a100-k8s", {"kubernetes": {"service": ServiceSettings(type="LoadBalancer")}},
+             {"kubernetes": {"service": ServiceSettings(type="LoadBalancer")}, "secrets_set": KEY},
+             "LoadBalancer -> with apiKey"),
+    Boundary("api-open-on-network", "v100", {}, {"network": {"behind_proxy": True}},
+             "0.0.0.0: no proxy -> behindProxy"),
+    Boundary("api-key-covers-v1-only", "v100", {"secrets_set": KEY},
+             {"secrets_set": KEY, "network": {"bind_address": "127.0.0.1"}}, "key on 0.0.0.0 -> on 127.0.0.1",
+             says=("POST /invocations", "/tokenize", "/metrics", "port 30006 on 0.0.0.0", "behindProxy: true"),
+             lacks=("/sleep",)),
+    Boundary("api-key-covers-v1-only", "v100", {"secrets_set": KEY},
+             {"secrets_set": KEY, "network": {"behind_proxy": True}}, "key on 0.0.0.0 -> behindProxy"),
+    Boundary("api-key-covers-v1-only", "v100",
+             {"secrets_set": KEY, "engine": {"env": {"VLLM_SERVER_DEV_MODE": "1"}}},
+             {"secrets_set": KEY, "network": {"bind_address": "::1"}}, "dev mode adds its routes",
+             says=("/sleep", "/collective_rpc")),
+    Boundary("api-key-covers-v1-only", "a100-k8s", {"secrets_set": KEY, "kubernetes": {"service": NODE_PORT}},
+             {"secrets_set": KEY}, "Kubernetes NodePort -> ClusterIP",
+             key=config_key("kubernetes", "service", "type"), says=("the NodePort Service",)),
+    Boundary("api-open-outside-cluster", "a100-k8s", {"kubernetes": {"service": NODE_PORT}},
+             {"kubernetes": {"service": NODE_PORT}, "network": {"behind_proxy": True}}, "NodePort -> behindProxy"),
+    Boundary("network-policy-drops-outside-clients", "a100-k8s", {"kubernetes": {"service": NODE_PORT}},
+             {"kubernetes": {"service": NODE_PORT, "allow_from": (AllowFrom(cidr="10.20.0.0/16"),)}},
+             "NodePort: no cidr -> a cidr in allowFrom"),
+    Boundary("network-policy-drops-outside-clients", "a100-k8s", {"kubernetes": {"service": NODE_PORT}},
+             {"kubernetes": {"service": NODE_PORT, "network_policy": False}}, "NodePort: policy -> none"),
+]
+
+
+@pytest.mark.parametrize("case", BOUNDARIES, ids=[c.id for c in BOUNDARIES])
+def test_boundary(case: Boundary) -> None:
+    check_boundary(case)
+
+
+def test_a_key_on_loopback_warns_about_nothing() -> None:
+    codes = {f.code for f in findings("v100", {"secrets_set": KEY, "network": {"bind_address": "127.0.0.1"}})}
+    assert not codes & {"api-open-on-network", "api-key-covers-v1-only"}
+
+
+@pytest.mark.parametrize(("value", "code"), [
+    ("", "api-key-empty"),
+    ("x" * (MIN_API_KEY_LENGTH - 1), "api-key-short"),
+    ("k" * 40 + "\n", "api-key-whitespace"),
+    (" " + "k" * 40, "api-key-whitespace"),
+    ("k" * 20 + "\x00" + "k" * 20, "api-key-whitespace"),
+])
+def test_bad_api_key_values_are_errors_that_never_repeat_the_value(value: str, code: str) -> None:
+    (finding,) = api_key_findings(value)
+    assert (finding.code, finding.severity, finding.key) == (code, Severity.ERROR, config_key("apiKey"))
+    assert "openssl rand" in finding.fix
+    if value.strip():
+        assert value.strip()[:8] not in finding.message + finding.fix
+
+
+@pytest.mark.parametrize("value", ["k" * MIN_API_KEY_LENGTH, "a b" * 8, "0123456789abcdef" * 4])
+def test_good_api_keys_pass(value: str) -> None:
+    assert api_key_findings(value) == []

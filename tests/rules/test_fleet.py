@@ -1,0 +1,55 @@
+"""fleet.py at its boundaries: the host list of a Docker fleet (`target.hosts`).
+
+The fleet end to end (per-host rules, the program, the views) is tests/fleet/.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.rules.boundary import Boundary, check_boundary
+from vllm_serving.settings.target import FleetHost
+
+
+def host(n: int, **fields: Any) -> FleetHost:
+    return FleetHost(docker_host=f"ssh://deploy@gpu{n:02d}.example.internal", **fields)
+
+
+def fleet(*hosts: FleetHost, **target: Any) -> dict[str, Any]:
+    """A target section (edits) listing `hosts`."""
+    return {"target": {"hosts": hosts, **target}}
+
+
+A, B, C = host(1), host(2), host(3)
+
+BOUNDARIES = [
+    Boundary("fleet-on-kubernetes", "a100-k8s", fleet(A, B), fleet(), "kubernetes: 2 hosts -> none",
+             says=("kubernetes.replicas",)),
+    Boundary("fleet-docker-host-with-hosts", "a100", fleet(A, B, docker_host="ssh://deploy@gpu00.example.internal"),
+             fleet(A, B), "dockerHost beside hosts -> hosts alone",
+             says=("dockerHost: ssh://deploy@gpu00.example.internal",)),
+    Boundary("fleet-host-repeated", "a100", fleet(A, B, host(1, name="again")), fleet(A, B, C),
+             "gpu01 twice -> gpu03", key="vllm-serving:target.hosts[2].dockerHost",
+             says=("as target.hosts[0] already", "container vllm and port 8000")),
+    Boundary("fleet-host-id-repeated", "a100",
+             fleet(A, FleetHost(docker_host="ssh://ops@gpu01.other.example")),
+             fleet(A, FleetHost(docker_host="ssh://ops@gpu01.other.example", name="gpu01-other")),
+             "id gpu01 twice -> gpu01-other", key="vllm-serving:target.hosts[1].name"),
+    Boundary("fleet-url-repeated", "a100",
+             fleet(host(1, public_host="vllm.example"), host(2, public_host="vllm.example")),
+             fleet(host(1, public_host="vllm.example"), host(2, public_host="vllm-2.example")),
+             "publicHost vllm.example twice -> vllm-2.example", key="vllm-serving:target.hosts[1].publicHost",
+             says=("http://vllm.example:8000", "target.hosts[1].publicHost")),
+    Boundary("fleet-device-id-missing", "a100", fleet(A, host(2, device_ids=(7, 8, 9, 10))),
+             fleet(A, host(2, device_ids=(6, 7, 8, 9))), "ids 7-10 -> 6-9 on 10 GPUs",
+             key="vllm-serving:target.hosts[1].deviceIds", says=("device id 10", "ids 0-9")),
+    Boundary("fleet-device-ids-on-cpu", "local", fleet(host(1, device_ids=(0,))), fleet(host(1)),
+             "CPU host: deviceIds [0] -> none", key="vllm-serving:target.hosts[0].deviceIds"),
+]
+
+
+@pytest.mark.parametrize("case", BOUNDARIES, ids=lambda c: c.id)
+def test_boundary(case: Boundary) -> None:
+    check_boundary(case)

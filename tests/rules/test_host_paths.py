@@ -1,0 +1,104 @@
+"""host_paths.py at its boundaries: system paths, sockets, '..', separators, overlaps, both backends."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.boundary import Boundary, check_boundary, findings
+from vllm_serving.findings import config_key
+from vllm_serving.rules.host_paths import overlap, system_path
+from vllm_serving.settings.kubernetes import WeightsSettings
+
+MODEL = config_key("model", "hostPath")
+CACHE = config_key("cache", "hostPath")
+NODE = config_key("kubernetes", "weights", "hostPath")
+K8S_NODE_PATH = {"kubernetes": {"weights": WeightsSettings(host_path="/etc/models")}}
+
+BOUNDARIES = [
+    Boundary("host-path-system", "v100", {"cache": {"host_path": "/"}}, {"cache": {"host_path": "/srv"}},
+             "cache / -> /srv", key=CACHE, says=("the whole host file system", "writable")),
+    Boundary("host-path-system", "v100", {"cache": {"host_path": "/etc"}},
+             {"cache": {"host_path": "/etcetera"}}, "cache /etc -> /etcetera (a prefix, not a parent)", key=CACHE),
+    Boundary("host-path-system", "v100", {"model": {"host_path": "/etc/ssl/models"}},
+             {"model": {"host_path": "/data/ssl/models"}}, "weights under /etc -> under /data", key=MODEL,
+             says=("read-only",)),
+    Boundary("host-path-system", "v100", {"cache": {"host_path": "/usr/local/vllm-cache"}},
+             {"model": {"host_path": "/usr/local/models"}}, "writable cache under /usr -> read-only weights there",
+             key=CACHE),
+    Boundary("host-path-system", "v100", {"model": {"host_path": "/root"}}, {"model": {"host_path": "/root/models"}},
+             "weights /root -> /root/models (read-only, a directory of its own)", key=MODEL),
+    Boundary("host-path-system", "v100", {"cache": {"host_path": "/root/vllm-cache"}},
+             {"cache": {"host_path": "/srv/vllm-cache"}}, "writable cache under /root -> /srv", key=CACHE),
+    Boundary("host-path-system", "v100", {"model": {"host_path": "/home/"}},
+             {"model": {"host_path": "/home/ops/models"}}, "/home/ (normalised) -> a user's directory", key=MODEL),
+    Boundary("host-path-system", "v100", {"cache": {"host_path": "/var/lib/docker/volumes/x"}},
+             {"cache": {"host_path": "/var/lib/vllm/x"}}, "under /var/lib/docker -> /var/lib/vllm", key=CACHE),
+    Boundary("host-path-system", "a100-k8s", K8S_NODE_PATH,
+             {"kubernetes": {"weights": WeightsSettings(host_path="/data/models")}},
+             "Kubernetes node path /etc/models -> /data/models", key=NODE),
+    Boundary("host-path-socket", "v100", {"model": {"host_path": "/var/run/docker.sock"}},
+             {"model": {"host_path": "/var/models"}}, "docker.sock -> a directory", key=MODEL,
+             says=("controls the host", "read-only mount or not"), lacks=("password hashes",)),
+    Boundary("host-path-socket", "v100", {"cache": {"host_path": "/home/ops/.docker/run/docker.sock"}},
+             {"cache": {"host_path": "/home/ops/.docker/run/cache"}}, "rootless socket -> a directory", key=CACHE),
+    Boundary("host-path-dotdot", "v100", {"model": {"host_path": "/data/models/../weights"}},
+             {"model": {"host_path": "/data/weights"}}, "'..' -> normalised", key=MODEL,
+             says=("'..' segment", "/data/weights"), lacks=("absolute",)),
+    Boundary("host-path-dotdot", "v100", {"model": {"container_path": "/models/../x"}},
+             {"model": {"container_path": "/models/x"}}, "container path with '..'",
+             key=config_key("model", "containerPath")),
+    Boundary("host-path-separator", "v100", {"model": {"host_path": "/data/a:b"}},
+             {"model": {"host_path": "/data/a-b"}}, "':' -> '-'", key=MODEL, says=("':'",)),
+    Boundary("host-path-separator", "v100", {"cache": {"host_path": "/data/a,b"}},
+             {"cache": {"host_path": "/data/a-b"}}, "',' -> '-'", key=CACHE, says=("','",)),
+    Boundary("cache-overlaps-weights", "v100", {"cache": {"host_path": "/u02/models"}},
+             {"cache": {"host_path": "/u02/vllm-cache"}}, "cache above the weights -> beside them",
+             says=("/u02/models", "writable")),
+    Boundary("cache-overlaps-weights", "v100", {"cache": {"host_path": "/u02/models/Qwen3.5-27B/.cache"}},
+             {"cache": {"host_path": "/u02/models/Qwen3.5-27B-cache"}}, "cache inside the weights -> a sibling"),
+    Boundary("cache-overlaps-weights", "v100", {"cache": {"host_path": "/u02/models/Qwen3.5-27B/"}},
+             {"cache": {"host_path": "/u02/models/data/vllm-cache"}}, "cache on the weights (trailing /)"),
+    Boundary("cache-overlaps-weights", "a100",
+             {"model": {"host_path": None, "volume_name": "vllm-cache", "container_path": "/m"}},
+             {"model": {"host_path": None, "volume_name": "weights", "container_path": "/m"}},
+             "one volume for both -> two", key=config_key("cache", "volumeName")),
+    Boundary("model-container-path-collides", "v100", {"model": {"container_path": "/root/.cache/vllm/m"}},
+             {"model": {"container_path": "/root/.cache/models"}}, "inside the compile cache -> beside it",
+             says=("compile cache",)),
+    Boundary("model-container-path-collides", "v100", {"model": {"container_path": "/root"}},
+             {"model": {"container_path": "/models"}}, "containing the compile cache -> its own"),
+    Boundary("model-container-path-collides", "a100", {"model": {"container_path": "/usr/local/models"}},
+             {"model": {"container_path": "/opt/models"}}, "inside the image's /usr -> /opt", says=("/usr",)),
+    Boundary("model-container-path-collides", "a100", {"model": {"container_path": "/"}},
+             {"model": {"container_path": "/w"}}, "/ hides the whole image"),
+]
+
+
+@pytest.mark.parametrize("case", BOUNDARIES, ids=[c.id for c in BOUNDARIES])
+def test_boundary(case: Boundary) -> None:
+    check_boundary(case)
+
+
+def test_every_bad_path_is_reported_at_once() -> None:
+    found = findings("v100", {"model": {"host_path": "/etc/models"}, "cache": {"host_path": "/"}})
+    assert {(f.code, f.key) for f in found if f.code == "host-path-system"} == {
+        ("host-path-system", MODEL), ("host-path-system", CACHE)}
+
+
+def test_cache_path_is_not_checked_where_the_cache_is_a_claim() -> None:
+    """Kubernetes keeps the compile cache in a PVC: cache.hostPath mounts nothing there."""
+    assert not [f for f in findings("a100-k8s", {"cache": {"host_path": "/"}}) if f.key == CACHE]
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("/data/m", "/data/m/", True), ("/data", "/data/m", True), ("/data/m", "/data", True),
+    ("/data/m", "/data/mm", False), ("/data/mm", "/data/m", False), ("/a/./b", "/a/b", True),
+])
+def test_overlap_is_by_path_segment(a: str, b: str, expected: bool) -> None:
+    assert overlap(a, b) is expected
+
+
+def test_read_only_weights_may_live_under_usr_but_never_under_etc() -> None:
+    assert system_path("/usr/share/models", writable=False) is None
+    assert system_path("/usr/share/models", writable=True) is not None
+    assert system_path("/etc/models", writable=False) is not None

@@ -1,0 +1,48 @@
+"""model_sizing.py at its boundaries: an MLA model where vLLM has no MLA kernel for it (a GPU
+below compute capability 8.0, the CPU backend, dtypes no MLA backend reads, a forced non-MLA
+backend), each beside the nearest stack that runs. The planner sizes MLA and sliding-window
+caches itself (tests/planner/test_mla.py, tests/planner/test_sliding_window.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.boundary import Boundary, check_boundary, codes, gpu
+from vllm_serving.catalog.models import MODELS
+from vllm_serving.findings import config_key
+
+DEEPSEEK = {"name": None, "architecture": MODELS["DeepSeek-V3"]}
+# The a100 stack forces FLASHINFER (its FP8 KV cache on CC 8.0); MLA stacks leave the choice to vLLM.
+AUTO = {"attention_backend": None}
+# The same facts in bfloat16: the catalog's FP8 checkpoint is refused below CC 7.5 on its own.
+DEEPSEEK_BF16 = {"name": None, "architecture": MODELS["DeepSeek-V3"].model_copy(update={"quantization": None})}
+MLA_OFF = {"VLLM_MLA_DISABLE": "1"}
+
+BOUNDARIES = [
+    Boundary("model-mla-gpu-unsupported", "a100", {"model": DEEPSEEK, "engine": AUTO, "gpu": gpu("SM75", (7, 5))},
+             {"model": DEEPSEEK, "engine": AUTO, "gpu": gpu("SM80", (8, 0))}, "CC 7.5 -> 8.0",
+             says=("DeepseekV3ForCausalLM", "SM75 (CC 7.5)", "8.0 or newer")),
+    Boundary("model-mla-gpu-unsupported", "v100", {"model": DEEPSEEK_BF16},
+             {"model": DEEPSEEK_BF16, "engine": {"env": MLA_OFF}}, "V100 -> VLLM_MLA_DISABLE=1 (ordinary attention)"),
+    Boundary("model-mla-no-backend", "a100", {"model": DEEPSEEK, "engine": {**AUTO, "kv_cache_dtype": "fp8_e5m2"}},
+             {"model": DEEPSEEK, "engine": {**AUTO, "kv_cache_dtype": "fp8_e4m3"}}, "fp8_e5m2 -> fp8_e4m3 KV cache",
+             says=("fp8_e5m2 KV cache", "A100-80GB")),
+    Boundary("model-mla-no-backend", "a100", {"model": DEEPSEEK, "engine": {**AUTO, "dtype": "float32"}},
+             {"model": DEEPSEEK, "engine": {**AUTO, "dtype": "bfloat16"}}, "float32 -> bfloat16",
+             key=config_key("engine", "dtype"), says=("in float32",)),
+    Boundary("model-mla-attention-backend", "a100", {"model": DEEPSEEK, "engine": {"attention_backend": "FLASHINFER"}},
+             {"model": DEEPSEEK, "engine": AUTO}, "forced FLASHINFER -> auto",
+             says=("FLASHINFER is not an MLA backend", "(TRITON_MLA)")),
+]
+
+
+@pytest.mark.parametrize("case", BOUNDARIES, ids=[c.id for c in BOUNDARIES])
+def test_boundary(case: Boundary) -> None:
+    check_boundary(case)
+
+
+@pytest.mark.parametrize("model", ["gpt-oss-120b", "gemma-3-27b-it", "DeepSeek-R1"])
+def test_sized_models_raise_no_sizing_finding(model: str) -> None:
+    """Sliding-window and MLA models are planned, not flagged, where vLLM runs them."""
+    found = codes("a100", {"model": {"name": model}, "engine": AUTO})
+    assert not {code for code in found if code.startswith("model-")}, found

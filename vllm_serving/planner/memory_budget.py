@@ -1,0 +1,181 @@
+"""The planner's side of the memory estimate: a stack's model, GPU, release and flags as the
+inputs of `available_memory.estimate_available_memory`.
+
+- the release: the image tag as the release registry names it (`engine/release_registry.py`),
+  else the version the tag spells, else the project's pinned release;
+- the shape: the catalog's architecture (`intermediate_size` derived when a dense entry lacks
+  it; a mixture of experts' expert width derived from its parameter count);
+- the compile mode: `--enforce-eager`, `-O<level>` / `--optimization-level` and
+  `--compilation-config` `cudagraph_mode` in `engine.extraArgs`, matched as the release parses them;
+- the hybrid KV cache manager: `--[no-]disable-hybrid-kv-cache-manager`, `--kv-transfer-config`
+  and `--kv-events-config` in `engine.extraArgs` (config/vllm.py `VllmConfig.__post_init__`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+from vllm_serving.catalog.models import ModelArchitecture
+from vllm_serving.engine.release_registry import VllmRelease, release_for_tag
+from vllm_serving.planner.available_memory import CudagraphMode, ModelShape, parse_version
+
+PINNED_VLLM_VERSION = (0, 19, 1)
+"""The project's pin (Pulumi.yaml image.tag): the release assumed when a tag names none."""
+# config/vllm.py OPTIMIZATION_LEVEL_0x (v0.19.1, v0.20.2): the cudagraph_mode each -O level sets.
+OPTIMIZATION_LEVEL_GRAPHS: dict[str, CudagraphMode] = {
+    "0": "none", "1": "piecewise", "2": "full_and_piecewise", "3": "full_and_piecewise",
+}
+# config/compilation.py CUDAGraphMode -> the graphs the estimate counts (FULL alone is counted
+# as FULL_AND_PIECEWISE: the same captures, bounded by max_num_seqs).
+CUDAGRAPH_MODES: dict[str, CudagraphMode] = {
+    "NONE": "none", "PIECEWISE": "piecewise", "FULL": "full_and_piecewise",
+    "FULL_DECODE_ONLY": "full_and_piecewise", "FULL_AND_PIECEWISE": "full_and_piecewise",
+}
+# Widest MLP the derivation accepts, in hidden sizes (Qwen2-7B's 18944 / 3584 = 5.3).
+MAX_MLP_RATIO = 6
+ESTIMATE_CUDAGRAPHS_ENV = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"
+
+
+def version_for_tag(tag: str | None, pinned: tuple[int, ...] = PINNED_VLLM_VERSION) -> tuple[tuple[int, ...], str]:
+    """The vLLM version an image tag runs, and where that came from (for the plan)."""
+    release, unknown = release_for_tag(tag)
+    if unknown is None:
+        version = parse_version(release.version)
+        assert version is not None
+        return version, f"image tag {tag} (release registry v{release.version})"
+    spelled = parse_version(tag) if tag else None
+    if spelled is not None:
+        return spelled, f"image tag {tag} (no registry file; its version number)"
+    why = f"moving tag {tag}" if tag else "no image tag"
+    return pinned, f"the project's pinned v{'.'.join(map(str, pinned))} ({why})"
+
+
+def derived_intermediate_size(model: ModelArchitecture) -> int:
+    """The MLP width from the parameter count when the catalog lacks it: what one layer holds
+    beyond its attention projections, over gate + up + down (3 x hidden), between hidden and
+    MAX_MLP_RATIO x hidden (embeddings taken as untied)."""
+    hidden = model.hidden_size
+    per_layer = (model.params_billion * 1e9 - 2 * model.vocab_size * hidden) / model.num_hidden_layers
+    attention = hidden * model.head_dim * (2 * model.num_attention_heads + 2 * model.num_key_value_heads)
+    mlp = round((per_layer - attention) / (3 * hidden))
+    return min(max(mlp, hidden), MAX_MLP_RATIO * hidden)
+
+
+def derived_expert_intermediate_size(model: ModelArchitecture) -> int:
+    """One routed expert's MLP width from the parameter count (the catalog does not keep
+    config.json's `moe_intermediate_size`): what a layer holds beyond its attention projections,
+    over gate + up + down (3 x hidden) of every routed and shared expert. The MoE workspace
+    depends on it only where 2 x width / tp exceeds hidden (e.g. gpt-oss); 0 for a dense model."""
+    experts = model.experts
+    if experts is None:
+        return 0
+    hidden = model.hidden_size
+    per_layer = (model.params_billion * 1e9 - 2 * model.vocab_size * hidden) / model.num_hidden_layers
+    attention = hidden * model.head_dim * (2 * model.num_attention_heads + 2 * model.num_key_value_heads)
+    width = (per_layer - attention) / (3 * hidden * (experts.num_experts + experts.shared_experts))
+    return max(1, round(width))
+
+
+def model_shape(model: ModelArchitecture, compute_bytes: int) -> ModelShape:
+    linear = model.linear_attention
+    experts = model.experts
+    # A mixture of experts' config.json `intermediate_size` (if any) is its dense layers' width;
+    # without it there is no dense MLP to derive (the experts are their own term).
+    dense = model.intermediate_size or (0 if experts is not None else derived_intermediate_size(model))
+    return ModelShape(
+        hidden_size=model.hidden_size, intermediate_size=dense,
+        vocab_size=model.vocab_size, num_layers=model.num_hidden_layers,
+        num_attention_heads=model.num_attention_heads, num_key_value_heads=model.num_key_value_heads,
+        head_dim=model.head_dim, dtype_bytes=compute_bytes,
+        linear_attention_layers=linear.num_layers if linear is not None else 0,
+        experts_per_token=experts.experts_per_token if experts is not None else 0,
+        expert_intermediate_size=derived_expert_intermediate_size(model),
+    )
+
+
+def draft_weights_gib(model: ModelArchitecture, total_weights_gib: float, draft_layers: int,
+                      compute_bytes: int, tp: int) -> float:
+    """Per-GPU weights of an MTP draft: its decoder layers (the target's average layer) plus the
+    fc that joins embedding and hidden state (2 x hidden -> hidden). It shares the target's
+    embedding and lm_head (v1/spec_decode/eagle.py _maybe_share_embeddings/_maybe_share_lm_head)."""
+    if not draft_layers:
+        return 0.0
+    embeddings = 2 * model.vocab_size * model.hidden_size * compute_bytes / 2**30
+    layer = max(0.0, total_weights_gib - embeddings) / model.num_hidden_layers
+    fc = 2 * model.hidden_size * model.hidden_size * compute_bytes / 2**30
+    return draft_layers * (layer + fc) / tp
+
+
+def _values(release: VllmRelease, extra_args: Sequence[str], flag: str) -> list[tuple[str, str]]:
+    """(option, value) for each extraArgs item naming `flag`: `--f v`, `--f=v`, `--f.key v`,
+    and the attached short form `-O0`."""
+    args = (*extra_args, "")
+    found = []
+    for arg, following in zip(args, args[1:], strict=False):
+        match = release.match(arg)
+        if match is None or match.flag.name != flag:
+            continue
+        option, eq, inline = arg.partition("=")
+        if not eq and option.startswith("-O") and len(option) > 2 and "." not in option:
+            option, inline, eq = "-O", option[2:], "="
+        found.append((option, inline if eq else following))
+    return found
+
+
+def _switch(release: VllmRelease, extra_args: Sequence[str], flag: str) -> bool | None:
+    value = None
+    for arg in extra_args:
+        match = release.match(arg)
+        if match is not None and match.flag.name == flag:
+            value = not match.negated
+    return value
+
+
+def _graph_mode_of_config(option: str, value: str) -> CudagraphMode | None:
+    if "." in option:  # --compilation-config.cudagraph_mode PIECEWISE
+        return CUDAGRAPH_MODES.get(value.upper()) if option.endswith("cudagraph_mode") else None
+    try:
+        config = json.loads(value)
+    except json.JSONDecodeError:
+        return None
+    mode = config.get("cudagraph_mode") if isinstance(config, dict) else None
+    return CUDAGRAPH_MODES.get(str(mode).upper()) if mode is not None else None
+
+
+def compile_flags(tag: str | None, extra_args: Sequence[str]) -> tuple[bool, CudagraphMode | None]:
+    """(enforce_eager, cudagraph_mode) that extraArgs set, matched as the image's release parses
+    them (the newest known release for an unknown tag); the last occurrence wins."""
+    if not extra_args:
+        return False, None
+    release, _ = release_for_tag(tag)
+    eager = bool(_switch(release, extra_args, "--enforce-eager"))
+    mode: CudagraphMode | None = None
+    if release.flag("--optimization-level") is not None:  # v0.19+: -O is the optimization level
+        for _, level in _values(release, extra_args, "--optimization-level"):
+            mode = OPTIMIZATION_LEVEL_GRAPHS.get(level, mode)
+    for option, value in _values(release, extra_args, "--compilation-config"):
+        mode = _graph_mode_of_config(option, value) or mode
+    return eager, mode
+
+
+def hybrid_kv_cache_manager(tag: str | None, extra_args: Sequence[str]) -> bool:
+    """Whether vLLM's hybrid KV cache manager runs (config/vllm.py VllmConfig.__post_init__):
+    on by default; off with --disable-hybrid-kv-cache-manager, with --kv-events-config, or with
+    --kv-transfer-config unless --no-disable-hybrid-kv-cache-manager keeps it."""
+    if not extra_args:
+        return True
+    release, _ = release_for_tag(tag)
+    disabled = _switch(release, extra_args, "--disable-hybrid-kv-cache-manager")
+    if disabled is not None:
+        return not disabled
+    # Explicitly kept on, KV events make vLLM refuse to start; unset, they and a connector turn it off.
+    return not any(_values(release, extra_args, flag) for flag in ("--kv-events-config", "--kv-transfer-config"))
+
+
+def estimate_cudagraphs_env(env: Mapping[str, str]) -> bool | None:
+    """VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS from engine.env (envs.py reads int(value))."""
+    value = env.get(ESTIMATE_CUDAGRAPHS_ENV)
+    if value is None or not value.strip().lstrip("-").isdigit():
+        return None
+    return bool(int(value))

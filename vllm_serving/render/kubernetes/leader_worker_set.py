@@ -1,0 +1,183 @@
+"""A server that spans nodes (`kubernetes.nodes` > 1): a LeaderWorkerSet instead of a Deployment.
+
+vLLM's own launcher across nodes (vLLM docs, serving/parallelism_scaling.md "Running vLLM with
+MultiProcessing"; the flags in vllm/engine/arg_utils.py, the workers in
+vllm/entrypoints/cli/serve.py `run_headless`): every pod runs the stack's argv, plus
+    leader:  --nnodes K --node-rank 0 --master-addr $(LWS_LEADER_ADDRESS)
+    worker:  --nnodes K --node-rank $(LWS_WORKER_INDEX) --master-addr $(LWS_LEADER_ADDRESS) --headless
+LeaderWorkerSet (kubernetes-sigs/lws v0.10.0, pkg/utils/pod/pod_utils.go `AddLWSVariables`) puts
+LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and LWS_WORKER_INDEX first in every container's env, so the
+kubelet expands the `$(...)` references in args. Only the leader serves HTTP: the port, probes,
+scrape annotations and the Service are its alone; every pod gets the GPUs, /dev/shm, the
+weights and the node selector. One group of K pods is one server; `replicas` counts groups.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+
+from vllm_serving.render.kubernetes.parts import Obj, labels, object_meta, selector
+from vllm_serving.render.kubernetes.workload import (
+    CONTAINER,
+    CONTAINER_SECURITY,
+    pod_spec,
+    server_annotations,
+)
+from vllm_serving.spec import ServingSpec
+
+API_VERSION = "leaderworkerset.x-k8s.io/v1"
+KIND = "LeaderWorkerSet"
+CRD_NAME = "leaderworkersets.leaderworkerset.x-k8s.io"
+LWS_RELEASE = "v0.10.0"
+"""The LeaderWorkerSet release whose CRD the tests validate against (tests/fixtures/crds/)."""
+INSTALL_COMMAND = ("kubectl apply --server-side -f "
+                   f"https://github.com/kubernetes-sigs/lws/releases/download/{LWS_RELEASE}/manifests.yaml")
+# Set by the LWS controller on every pod (api/leaderworkerset/v1/leaderworkerset_types.go); the
+# leader of each group is worker 0.
+WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
+WORKER_INDEX = "$(LWS_WORKER_INDEX)"
+# vLLM binds its message queues to this address (vllm/utils/network_utils.py get_ip); on a pod
+# network that is the pod's own IP.
+HOST_IP_ENV: Obj = {"name": "VLLM_HOST_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
+API_KEY_ENV = "VLLM_API_KEY"
+MULTUS_NETWORKS = "k8s.v1.cni.cncf.io/networks"
+# The LWS controller creates a headless Service named after the LeaderWorkerSet for the pods'
+# DNS names (the leader address); the client Service keeps the stack's name, so they differ.
+GROUP_SUFFIX = "-group"
+PREFLIGHT_GPUS = "--gpus"
+"""The preflight init container's GPU-count argument (vllm_serving/preflight/command.py)."""
+
+
+def is_multi_node(spec: ServingSpec) -> bool:
+    return spec.settings.target.kind == "kubernetes" and spec.settings.kubernetes.nodes > 1
+
+
+def group_name(spec: ServingSpec) -> str:
+    """The LeaderWorkerSet's name; pods are `<name>-<group>` (leader) and `<name>-<group>-<index>`."""
+    return spec.name + GROUP_SUFFIX
+
+
+def longest_pod_name(spec: ServingSpec) -> str:
+    """The name (and hostname) of the last worker of the last group."""
+    k = spec.settings.kubernetes
+    return f"{group_name(spec)}-{k.replicas - 1}-{k.nodes - 1}"
+
+
+def leader_args(spec: ServingSpec) -> list[str]:
+    return [*spec.args, "--nnodes", str(spec.settings.kubernetes.nodes), "--node-rank", "0",
+            "--master-addr", LEADER_ADDRESS]
+
+
+def worker_args(spec: ServingSpec) -> list[str]:
+    return [*spec.args, "--nnodes", str(spec.settings.kubernetes.nodes), "--node-rank", WORKER_INDEX,
+            "--master-addr", LEADER_ADDRESS, "--headless"]
+
+
+def pod_gpus(spec: ServingSpec) -> int:
+    """A server's TP x PP GPUs shared out over its nodes (the rules make it hardware.count)."""
+    return spec.settings.engine.gpus_needed // spec.settings.kubernetes.nodes
+
+
+def _group_pod(spec: ServingSpec, leader: bool) -> Obj:
+    """The pod spec of the leader or of a worker: one node's GPUs, its own IP, RDMA if asked."""
+    k = spec.settings.kubernetes
+    pod = pod_spec(spec)  # built afresh: changed in place here
+    server = pod["containers"][0]
+    server["args"] = leader_args(spec) if leader else worker_args(spec)
+    rdma_env = [] if k.rdma is None else [{"name": n, "value": v} for n, v in sorted(k.rdma.nccl_env.items())]
+    env = [HOST_IP_ENV, *rdma_env, *(e for e in server.pop("env", []) if leader or e["name"] != API_KEY_ENV)]
+    limits = server.setdefault("resources", {}).setdefault("limits", {})
+    if spec.settings.hardware.uses_gpus:
+        limits[k.gpu_resource] = str(pod_gpus(spec))
+    if k.rdma is not None:
+        if k.rdma.resource is not None:
+            limits[k.rdma.resource] = str(k.rdma.count)
+        # GPUDirect RDMA pins memory pages (vLLM docs: the IPC_LOCK capability)
+        server["securityContext"] = {**CONTAINER_SECURITY, "capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]}}
+    if not leader:  # a headless worker has no HTTP server to probe or expose
+        for key in ("ports", "startupProbe", "readinessProbe", "livenessProbe"):
+            server.pop(key, None)
+    for init in pod.get("initContainers", []):
+        # the preflight asks for the server's resources and checks its GPU count: this pod's
+        init["resources"] = server["resources"]
+        args = init.get("args", [])
+        if PREFLIGHT_GPUS in args:
+            args[args.index(PREFLIGHT_GPUS) + 1] = str(pod_gpus(spec))
+    ordered: Obj = {}
+    for name, item in server.items():
+        if name == "resources":  # env where a Deployment's container has it
+            ordered["env"] = env
+        ordered[name] = item
+    pod["containers"][0] = ordered
+    return pod
+
+
+def _template(spec: ServingSpec, leader: bool, secrets: Mapping[str, str] | None) -> Obj:
+    k = spec.settings.kubernetes
+    annotations = (server_annotations(spec, secrets) if leader
+                   else {"kubectl.kubernetes.io/default-container": CONTAINER})
+    if k.rdma is not None and k.rdma.networks is not None:
+        annotations[MULTUS_NETWORKS] = k.rdma.networks
+    component = "inference-server" if leader else "inference-worker"
+    return {"metadata": {"labels": labels(spec, component), "annotations": annotations},
+            "spec": _group_pod(spec, leader)}
+
+
+def leader_worker_set(spec: ServingSpec, secrets: Mapping[str, str] | None = None) -> Obj:
+    """The LeaderWorkerSet: `replicas` groups of `nodes` pods, replaced one group at a time."""
+    k = spec.settings.kubernetes
+    meta = object_meta(spec, group_name(spec), "inference-server")
+    # Pulumi has no built-in readiness for a custom resource: wait for the controller's own
+    # Available condition (every group's leader ready), within the component's timeouts.
+    meta["annotations"] = {"pulumi.com/waitFor": "condition=Available"}
+    lws: Obj = {
+        "apiVersion": API_VERSION, "kind": KIND, "metadata": meta,
+        "spec": {
+            "replicas": k.replicas,
+            "leaderWorkerTemplate": {
+                "size": k.nodes,
+                # one failed pod leaves its group's process group broken: restart the group together
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": _template(spec, True, secrets),
+                "workerTemplate": _template(spec, False, secrets),
+            },
+            # a surge group would ask for nodes x GPUs the cluster does not have: never surge
+            "rolloutStrategy": {"type": "RollingUpdate",
+                                "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0}},
+            "startupPolicy": "LeaderCreated",
+        },
+    }
+    # a copy that shares no object between the pods: YAML would print a shared one as an alias
+    copied: Obj = json.loads(json.dumps(lws))
+    return copied
+
+
+def leader_service(service: Obj) -> Obj:
+    """The stack's Service, sending requests to the leaders only (workers run no HTTP server)."""
+    out = copy.deepcopy(service)
+    out["spec"]["selector"] = {**out["spec"]["selector"], WORKER_INDEX_LABEL: "0"}
+    return out
+
+
+def group_network_policy(policy: Obj | None, spec: ServingSpec) -> Obj | None:
+    """The stack's NetworkPolicy, also admitting the group's own traffic: torch.distributed, NCCL
+    and vLLM's message queues between the pods of a server, on ports vLLM picks at start-up."""
+    if policy is None:
+        return None
+    out = copy.deepcopy(policy)
+    out["spec"]["ingress"].append({"from": [{"podSelector": {"matchLabels": selector(spec)}}]})
+    return out
+
+
+def pod_template(workload: Obj, body: Obj | None = None) -> Obj:
+    """The pod template that serves the API: a Deployment's, or a LeaderWorkerSet's leader's;
+    looked up in `body` (a copy of the workload's spec) when given."""
+    spec = workload["spec"] if body is None else body
+    if workload["kind"] == KIND:
+        template: Obj = spec["leaderWorkerTemplate"]["leaderTemplate"]
+        return template
+    deployment_template: Obj = spec["template"]
+    return deployment_template

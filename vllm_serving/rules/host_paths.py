@@ -1,0 +1,206 @@
+"""Host paths: what the container may mount from the host (or a GPU node), and where.
+
+Both backends mount the weights read-only and the compile cache writable. A bind mount hands the
+container whatever sits at the path: `/` or `/etc` writable is the host's root, and the Docker
+socket, even mounted read-only, lets the process drive the daemon (a read-only bind does not stop
+connect(2) on a socket). Paths are compared after `posixpath.normpath`; symlinks on the host
+cannot be seen from here (docs/security.md says so).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+from vllm_serving.engine.defaults import VLLM_CACHE_PATH
+from vllm_serving.findings import Severity, config_key
+from vllm_serving.rules.base import KEY, Context, Facts, Rule
+
+
+@dataclass(frozen=True)
+class SystemPath:
+    """A host path no mount may use."""
+
+    path: str
+    subtree: bool
+    """True: the path and everything under it; False: the directory itself (it holds system trees)."""
+    writable_only: bool
+    """Refused only for the writable cache mount (read-only weights under it expose nothing)."""
+    holds: str
+    """What the container would get, for the message."""
+
+
+SYSTEM_PATHS: tuple[SystemPath, ...] = (
+    SystemPath("/", False, False, "the whole host file system"),
+    SystemPath("/etc", True, False, "the host's configuration and password hashes"),
+    SystemPath("/proc", True, False, "the host's kernel and processes"),
+    SystemPath("/sys", True, False, "the host's kernel and devices"),
+    SystemPath("/dev", True, False, "the host's devices"),
+    SystemPath("/boot", True, False, "the host's kernel and boot loader"),
+    SystemPath("/root", False, False, "root's home: ssh keys and credentials"),
+    SystemPath("/root", True, True, "root's home: ssh keys and credentials"),
+    SystemPath("/home", False, False, "every user's home: ssh keys and credentials"),
+    SystemPath("/run", True, False, "runtime sockets (Docker, containerd)"),
+    SystemPath("/var/run", True, False, "runtime sockets (Docker, containerd)"),
+    SystemPath("/var", False, False, "the Docker daemon's data and sockets"),
+    SystemPath("/var/lib", False, False, "the Docker daemon's data"),
+    SystemPath("/var/lib/docker", True, False, "every container's files and secrets"),
+    SystemPath("/var/lib/containerd", True, False, "every container's files"),
+    SystemPath("/var/lib/kubelet", True, False, "pod volumes and service-account tokens"),
+    *(SystemPath(p, True, True, "the host's installed programs")
+      for p in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")),
+)
+# Container paths a weights mount must not hide (or sit in): the image's own programs, Python
+# (under /usr/local), vLLM's working directory, and the kernel's file systems.
+CONTAINER_KEEP = ("/bin", "/etc", "/lib", "/lib64", "/sbin", "/usr", "/vllm-workspace", "/proc", "/sys", "/dev")
+SOCKET_SUFFIXES = (".sock", ".socket")
+
+
+@dataclass(frozen=True)
+class HostPath:
+    key: str
+    path: str
+    writable: bool
+
+
+def host_paths(ctx: Context) -> list[HostPath]:
+    """The host (or node) paths this stack's backend mounts, with the key that sets each."""
+    s = ctx.settings
+    found: list[HostPath] = []
+    if s.target.kind == "kubernetes":
+        weights = s.kubernetes.weights
+        if weights is not None and weights.host_path is not None:
+            found.append(HostPath(config_key("kubernetes", "weights", "hostPath"), weights.host_path, False))
+        elif weights is None and s.model.host_path is not None:
+            found.append(HostPath(config_key("model", "hostPath"), s.model.host_path, False))
+        return found  # the cache is a claim there
+    if s.model.host_path is not None:
+        found.append(HostPath(config_key("model", "hostPath"), s.model.host_path, False))
+    if s.cache.enabled and s.cache.host_path is not None:
+        found.append(HostPath(config_key("cache", "hostPath"), s.cache.host_path, True))
+    return found
+
+
+def _paths_with_container(ctx: Context) -> list[HostPath]:
+    explicit = ctx.settings.model.container_path is not None
+    container = [HostPath(config_key("model", "containerPath"), ctx.settings.model.mount_path, False)]
+    return host_paths(ctx) + (container if explicit else [])
+
+
+def _within(path: str, root: str) -> bool:
+    """`path` is `root` or inside it (both normalised)."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def overlap(a: str, b: str) -> bool:
+    """One path is the other, inside it, or contains it."""
+    a, b = posixpath.normpath(a), posixpath.normpath(b)
+    return _within(a, b) or _within(b, a)
+
+
+def _dotdot(ctx: Context) -> list[Facts] | None:
+    found: list[Facts] = [{KEY: p.key, "path": p.path, "normal": posixpath.normpath(p.path)}
+             for p in _paths_with_container(ctx) if ".." in p.path.split("/")]
+    return found or None
+
+
+def _separator(ctx: Context) -> list[Facts] | None:
+    found: list[Facts] = [{KEY: p.key, "path": p.path, "char": next(c for c in ":," if c in p.path)}
+             for p in _paths_with_container(ctx) if ":" in p.path or "," in p.path]
+    return found or None
+
+
+def _socket(path: str) -> bool:
+    return any(part.endswith(SOCKET_SUFFIXES) for part in path.split("/"))
+
+
+def _sockets(ctx: Context) -> list[Facts] | None:
+    found: list[Facts] = [{KEY: p.key, "path": p.path} for p in host_paths(ctx) if _socket(p.path)]
+    return found or None
+
+
+def system_path(path: str, writable: bool) -> SystemPath | None:
+    """The system path `path` is, or sits under, for a mount of this kind; None when it is none."""
+    normal = posixpath.normpath(path)
+    for system in SYSTEM_PATHS:
+        hit = _within(normal, system.path) if system.subtree else normal == system.path
+        if hit and (writable or not system.writable_only):
+            return system
+    return None
+
+
+def _system(ctx: Context) -> list[Facts] | None:
+    found: list[Facts] = []
+    for p in host_paths(ctx):
+        system = None if _socket(p.path) else system_path(p.path, p.writable)
+        if system is not None:
+            mode = "writable" if p.writable else "read-only"
+            found.append({KEY: p.key, "path": p.path, "mode": mode, "holds": system.holds})
+    return found or None
+
+
+def _cache_on_weights(ctx: Context) -> Facts | None:
+    s = ctx.settings
+    if s.target.kind != "docker" or not s.cache.enabled:
+        return None
+    if s.cache.host_path is not None and s.model.host_path is not None \
+            and overlap(s.cache.host_path, s.model.host_path):
+        return {"cache": s.cache.host_path, "weights": s.model.host_path}
+    volume = s.cache_volume_name
+    if volume is not None and volume == s.model.volume_name:
+        return {KEY: config_key("cache", "volumeName"), "cache": f"volume {volume}",
+                "weights": f"volume {volume}"}
+    return None
+
+
+def _container_path_collides(ctx: Context) -> Facts | None:
+    path = ctx.settings.model.mount_path
+    if overlap(path, VLLM_CACHE_PATH):
+        return {"path": path, "what": f"vLLM's compile cache ({VLLM_CACHE_PATH})"}
+    normal = posixpath.normpath(path)
+    hidden = next((keep for keep in CONTAINER_KEEP if overlap(normal, keep)), None)
+    return None if hidden is None else {"path": path, "what": f"the image's {hidden}"}
+
+
+FIX_HOST = "move the directory (or mount the data) under a path of its own, e.g. /data/models or /srv/vllm-cache"
+RULES: tuple[Rule, ...] = (
+    Rule("host-path-dotdot", Severity.ERROR, config_key("model", "hostPath"),
+         "'{path}' has a '..' segment: what it names depends on symlinks and is not what it reads as",
+         "write it without '..': {normal}",
+         "A host or container path with a '..' segment.",
+         "The mount is not where the reader thinks; path checks compare the wrong directory.",
+         "this project (vllm_serving/rules/host_paths.py)", _dotdot),
+    Rule("host-path-separator", Severity.ERROR, config_key("model", "hostPath"),
+         "'{path}' contains '{char}', which Docker's mount syntax splits at (-v SRC:DST:ro, --mount a=b,c=d)",
+         "rename or move the directory so its path has no ':' or ','",
+         "A host or container path with ':' or ','.",
+         "Docker reads part of the path as the target or the options: a different mount, or a refused one.",
+         "Docker run reference (-v, --mount); this project", _separator),
+    Rule("host-path-socket", Severity.ERROR, config_key("model", "hostPath"),
+         "'{path}' is a socket: a process that can connect to the Docker (or containerd) socket controls the "
+         "host, read-only mount or not",
+         "point the key at the data directory, never at a socket",
+         "A host path ending in .sock or .socket (any segment).",
+         "A compromised or misconfigured server gets root on the host through the daemon.",
+         "Docker docs, \"Protect the Docker daemon socket\"; this project", _sockets),
+    Rule("host-path-system", Severity.ERROR, config_key("model", "hostPath"),
+         "'{path}' would give the container {holds} ({mode})",
+         FIX_HOST,
+         "A host path that is, or is under, a system directory (/, /etc, /proc, /root, /run, /var/lib/docker...; "
+         "/usr, /bin, /lib only for the writable cache).",
+         "The container reads the host's secrets or, writable, rewrites the host.",
+         "this project (SYSTEM_PATHS in vllm_serving/rules/host_paths.py)", _system),
+    Rule("cache-overlaps-weights", Severity.ERROR, config_key("cache", "hostPath"),
+         "the compile cache ({cache}) and the weights ({weights}) overlap: the writable cache mount would "
+         "make the weights writable",
+         "give the cache a directory of its own outside the weights, e.g. /srv/vllm-cache (or another volume)",
+         "Docker: cache.hostPath is, is inside, or contains model.hostPath; or both name one volume.",
+         "A bug in the server (or an attacker in it) could damage the weights.",
+         "this project (both mounts in vllm_serving/render/docker_container.py)", _cache_on_weights),
+    Rule("model-container-path-collides", Severity.ERROR, config_key("model", "containerPath"),
+         "the weights mounted at {path} would overlap {what}",
+         "set model.containerPath to a directory of its own, e.g. /models/<name>",
+         "model.containerPath is, is inside, or contains the compile-cache mount or an image system directory.",
+         "The read-only weights hide the cache (vLLM cannot write its compiled graphs) or the image's own files.",
+         "vllm/envs.py VLLM_CACHE_ROOT (~/.cache/vllm); this project", _container_path_collides),
+)

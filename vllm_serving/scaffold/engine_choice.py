@@ -1,0 +1,182 @@
+"""The engine section of a new stack, chosen from the GPU, the model and the capacity planner.
+
+- tensorParallelSize: the largest power of two up to the host's GPUs that the parallelism rules
+  accept (attention, KV and linear-attention heads split evenly) and at which the weights and
+  one request of MIN_USEFUL_CONTEXT tokens fit;
+- dtype: what vLLM computes in on this GPU: the checkpoint's (bfloat16) from CC 8.0, half below;
+  float32 for a model vLLM refuses in float16 on a GPU without bfloat16 (what `auto` picks there);
+- maxModelLen: the longest request whose KV cache fits beside the weights (the planner), rounded
+  down to whole K (1024 tokens), at most the model's max_position_embeddings;
+- parsers: the reasoning and tool-call parsers for the model type, if the release has them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from vllm_serving.catalog.gpus import GpuSpec
+from vllm_serving.catalog.models import ModelArchitecture
+from vllm_serving.engine.release_registry import release_for_tag
+from vllm_serving.planner.capacity import (
+    DEFAULT_GPU_MEMORY_UTILIZATION,
+    PINNED_VLLM_VERSION,
+    CapacityInputs,
+    CapacityPlan,
+    compute_dtype,
+    parse_vllm_version,
+    plan,
+)
+from vllm_serving.rules import RULES_BY_CODE
+from vllm_serving.rules.base import Context
+from vllm_serving.settings import StackSettings
+from vllm_serving.spec import resolve
+
+PINNED_TAG = "v" + ".".join(map(str, PINNED_VLLM_VERSION))
+"""The release a new stack runs: the one the planner's arithmetic and the rules are written for."""
+MAX_GPUS = 64
+"""Largest TP the settings accept: how far `gpus_needed` looks."""
+MIN_USEFUL_CONTEXT = 4096
+"""Below this a chat turn with a system prompt and tool definitions hardly fits: a GPU count
+whose longest request is shorter counts as too few."""
+CONTEXT_STEP = 1024
+"""maxModelLen is rounded down to whole K tokens: 235520 reads as 230K."""
+# The rules that decide which TP sizes split the model (vllm_serving/rules/parallelism.py).
+HEAD_RULES = ("tp-heads-indivisible", "tp-kv-heads-indivisible", "tp-linear-heads-indivisible")
+
+# Hugging Face model_type -> (reasoning parser, tool-call parser), as vLLM's docs and recipes
+# serve them: Qwen2.5/Qwen3 chat templates emit Hermes-style tool calls (docs/features/
+# tool_calling.md, "Qwen Models"); Qwen3.5/3.6 emit Qwen3-Coder XML (the Qwen3.5 recipe, seed 000);
+# Llama 3.1+ JSON tool calls; gpt-oss the Harmony format (the gpt-oss recipe). Parser names are
+# those of vllm/tool_parsers/__init__.py and vllm/reasoning/__init__.py at v0.19.1.
+PARSERS_BY_MODEL_TYPE: dict[str, tuple[str | None, str | None]] = {
+    "qwen2": (None, "hermes"),
+    "qwen2_moe": (None, "hermes"),
+    "qwen3": ("qwen3", "hermes"),
+    "qwen3_moe": ("qwen3", "hermes"),
+    "qwen3_next": ("qwen3", "hermes"),
+    "qwen3_5": ("qwen3", "qwen3_coder"),
+    "qwen3_5_moe": ("qwen3", "qwen3_coder"),
+    "llama": (None, "llama3_json"),
+    "gpt_oss": ("openai_gptoss", "openai"),
+}
+
+
+class DoesNotFit(Exception):
+    """The model cannot be served on these GPUs; says how many it would take."""
+
+    def __init__(self, message: str, gpus_needed: int | None) -> None:
+        super().__init__(message)
+        self.gpus_needed = gpus_needed
+        """Fewest GPUs of this kind that serve it (a TP the heads allow); None beyond MAX_GPUS."""
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    """What `init` writes under engine, and the figures its comments quote."""
+
+    tp: int
+    """tensorParallelSize."""
+    dtype: str
+    """engine.dtype in vLLM's spelling (`half`, `bfloat16`, `float32`)."""
+    gpu_memory_utilization: float
+    """The utilization the planner sized the context with (vLLM's default)."""
+    max_model_len: int
+    """engine.maxModelLen."""
+    limited_by: Literal["model", "memory"]
+    """Whether the model's max_position_embeddings or the KV cache set maxModelLen."""
+    concurrency: float
+    """Full-length requests the KV cache holds at maxModelLen."""
+    weights_gib_per_gpu: float
+    """Weights each GPU holds at this TP."""
+    reasoning_parser: str | None
+    """engine.reasoningParser, when the model type has one in the release."""
+    tool_call_parser: str | None
+    """engine.toolCallParser, when the model type has one in the release."""
+
+
+def vllm_dtype(model: ModelArchitecture, gpu: GpuSpec) -> str:
+    """engine.dtype for the model on this GPU, spelled as the stacks spell it."""
+    compute = compute_dtype(model, gpu, None)
+    if compute == "float16" and model.refuses_float16:
+        return "float32"
+    return {"float16": "half"}.get(compute, compute)
+
+
+def splits_model(model: ModelArchitecture, gpu: GpuSpec, tp: int) -> bool:
+    """Whether the parallelism rules accept this TP for the model (on a host with tp GPUs)."""
+    settings = StackSettings.model_validate({
+        "hardware": {"gpu": gpu.name, "count": tp},
+        "image": {"tag": PINNED_TAG},
+        "model": {"architecture": model, "hostPath": "/models/model"},
+        "engine": {"tensorParallelSize": tp},
+    })
+    ctx = Context(resolve(settings, "init"))
+    return all(RULES_BY_CODE[code].test(ctx) is None for code in HEAD_RULES)
+
+
+def _plan(model: ModelArchitecture, gpu: GpuSpec, tp: int, dtype: str, max_len: int, tag: str) -> CapacityPlan:
+    return plan(CapacityInputs(
+        model=model, gpu=gpu, tp=tp, dtype=dtype, gpu_memory_utilization=DEFAULT_GPU_MEMORY_UTILIZATION,
+        max_model_len=max_len, vllm_version=parse_vllm_version(tag)))
+
+
+def longest_context(model: ModelArchitecture, gpu: GpuSpec, tp: int, dtype: str, tag: str) -> int:
+    """Longest request the KV cache holds at this TP (0 when the weights do not fit), capped at
+    the model's max_position_embeddings."""
+    found = _plan(model, gpu, tp, dtype, model.max_position_embeddings, tag)
+    return found.max_model_len_that_fits if found.weights_fit else 0
+
+
+def _serves(model: ModelArchitecture, gpu: GpuSpec, tp: int, dtype: str, tag: str) -> bool:
+    needed = min(MIN_USEFUL_CONTEXT, model.max_position_embeddings)
+    return splits_model(model, gpu, tp) and longest_context(model, gpu, tp, dtype, tag) >= needed
+
+
+def _powers_of_two(limit: int) -> list[int]:
+    return [2**i for i in range(limit.bit_length()) if 2**i <= limit]
+
+
+def gpus_needed(model: ModelArchitecture, gpu: GpuSpec, tag: str = PINNED_TAG) -> int | None:
+    """Fewest GPUs (a power-of-two TP the heads allow) on which the model serves a useful
+    context; None when even MAX_GPUS do not."""
+    dtype = vllm_dtype(model, gpu)
+    return next((tp for tp in _powers_of_two(MAX_GPUS) if _serves(model, gpu, tp, dtype, tag)), None)
+
+
+def nice_context(tokens: int) -> int:
+    """Rounded down to whole K, so the stack reads 230K rather than 236400."""
+    return tokens if tokens < CONTEXT_STEP else tokens // CONTEXT_STEP * CONTEXT_STEP
+
+
+def parsers(model: ModelArchitecture, tag: str) -> tuple[str | None, str | None]:
+    """(reasoning, tool-call) parser for the model type, each only if the release registers it."""
+    reasoning, tool = PARSERS_BY_MODEL_TYPE.get(model.model_type, (None, None))
+    release, _ = release_for_tag(tag)
+    return (reasoning if reasoning in release.reasoning_parsers else None,
+            tool if tool in release.tool_parsers else None)
+
+
+def choose_engine(model: ModelArchitecture, gpu: GpuSpec, count: int, tag: str = PINNED_TAG) -> EngineChoice:
+    """The engine section for `count` GPUs; DoesNotFit (with the GPUs it needs) when none serves."""
+    dtype = vllm_dtype(model, gpu)
+    tp = next((t for t in reversed(_powers_of_two(count)) if _serves(model, gpu, t, dtype, tag)), None)
+    if tp is None:
+        need = gpus_needed(model, gpu, tag)
+        where = f"{count} x {gpu.name}"
+        if need is None:
+            raise DoesNotFit(f"{where}: the model does not fit, nor on up to {MAX_GPUS} of them", None)
+        raise DoesNotFit(
+            f"{where}: the weights ({model.total_weights_gib:.1f} GiB) and a {MIN_USEFUL_CONTEXT}-token "
+            f"request do not fit; it needs {need} GPUs of this kind (tensorParallelSize {need})", need)
+    longest = longest_context(model, gpu, tp, dtype, tag)
+    limited_by: Literal["model", "memory"] = "model" if longest >= model.max_position_embeddings else "memory"
+    max_len = model.max_position_embeddings if limited_by == "model" else nice_context(longest)
+    chosen = _plan(model, gpu, tp, dtype, max_len, tag)
+    assert chosen.fits_one_request, "the planner's longest request must fit"
+    reasoning, tool = parsers(model, tag)
+    return EngineChoice(
+        tp=tp, dtype=dtype, gpu_memory_utilization=DEFAULT_GPU_MEMORY_UTILIZATION, max_model_len=max_len,
+        limited_by=limited_by, concurrency=chosen.max_concurrency, weights_gib_per_gpu=chosen.weights_gib_per_gpu,
+        reasoning_parser=reasoning, tool_call_parser=tool,
+    )

@@ -1,0 +1,101 @@
+"""Checks for free strings: whole-value matches, paths, host names, Kubernetes labels.
+
+Every pattern here is applied with `re.fullmatch`: `re.match("^...$")` lets a value that ends in
+a newline through (`$` matches before a final newline), and such a value then reaches an image
+reference, a mount or a command line. Pydantic's own `pattern=` uses Rust's regex, whose `$` is
+the end of the text, so `Field(pattern=...)` fields are safe as they are.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from vllm_serving.settings.base import fix_error
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+"""Characters no config value reaching a mount, label or command line may contain."""
+_HOST_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+HOSTNAME = re.compile(rf"{_HOST_LABEL}(?:\.{_HOST_LABEL})*\.?")
+"""An RFC 1123 host name (which includes a dotted IPv4 address)."""
+VOLUME_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]+")
+"""Docker's own rule for volume names."""
+_LABEL_NAME = r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+LABEL_KEY = re.compile(rf"(?:[a-z0-9](?:[-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_LABEL_NAME}")
+"""A Kubernetes label key: optional DNS-subdomain prefix and '/', then a name of at most 63."""
+LABEL_VALUE = re.compile(rf"(?:{_LABEL_NAME})?")
+"""A Kubernetes label value: empty, or at most 63 of letters, digits, '-', '_', '.'."""
+
+
+def check_text(value: str, pattern: re.Pattern[str], message: str, fix: str) -> str:
+    """`value` when the whole of it matches `pattern`; an error with `fix` otherwise."""
+    if pattern.fullmatch(value) is None:
+        raise fix_error(message, fix)
+    return value
+
+
+def no_control(value: str, what: str) -> str:
+    """Refuse control characters (newline, tab, NUL...) in a value that is otherwise free text."""
+    if CONTROL.search(value):
+        raise fix_error(f"{what} contains a control character (a newline, tab or NUL)",
+                        "write it on one line, without control characters")
+    return value
+
+
+def absolute_path(value: str | None, what: str) -> str | None:
+    """An absolute path with no control characters; the host-path policy (system paths, `..`,
+    ':' and ',', sockets, overlaps) is the rules' (vllm_serving/rules/host_paths.py)."""
+    if value is None:
+        return None
+    no_control(value, f"{what} '{value.strip()}'")
+    if not value.startswith("/"):
+        raise fix_error(f"{what} '{value}' is not an absolute path",
+                        "write an absolute path such as /data/models/Qwen3.5-27B")
+    return value
+
+
+def volume_name(value: str | None) -> str | None:
+    if value is None:
+        return None
+    return check_text(value, VOLUME_NAME, f"{value!r} is not a Docker volume name",
+                      "use letters, digits, '_', '.' or '-', starting with a letter or digit")
+
+
+def host_name(value: str) -> str:
+    """A host for a URL: a DNS name, an IPv4 address or a bracketed IPv6 address; no scheme, port
+    or path, each refused with the key that holds it instead."""
+    if "://" in value:
+        raise fix_error(f"{value!r} has a scheme", "write the host alone, e.g. gpu01.example.com; "
+                        "the URLs are always http:// (vLLM serves plain HTTP)")
+    if value.startswith("[") and value.endswith("]"):
+        try:
+            ipaddress.IPv6Address(value[1:-1])
+        except ValueError as exc:
+            raise fix_error(f"{value!r} is not an IPv6 address", "write it as [2001:db8::1]") from exc
+        return value
+    try:
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(value)
+    except ValueError:
+        address = None
+    if isinstance(address, ipaddress.IPv6Address):
+        raise fix_error(f"{value!r} is an IPv6 address without brackets",
+                        f"write it as [{value}] so the port stays separate in the URLs")
+    if re.fullmatch(r".+:\d+", value):
+        raise fix_error(f"{value!r} has a port", "write the host alone and put the port in network.hostPort")
+    return check_text(value, HOSTNAME, f"{value!r} is not a host name",
+                      "write a host name or address such as gpu01.example.com or 10.0.0.5, with no path")
+
+
+def label_pair(key: str, value: str, what: str) -> None:
+    """A Kubernetes label key and value, as a selector or a node label needs them."""
+    check_text(key, LABEL_KEY, f"{what} key {key!r} is not a Kubernetes label key",
+               "write prefix/name such as nvidia.com/gpu.product (name: at most 63 letters, digits, '-_.')")
+    check_text(value, LABEL_VALUE, f"{what} value {value!r} for {key} is not a Kubernetes label value",
+               "use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
+
+
+def label_pairs(value: dict[str, str] | None, what: str) -> dict[str, str] | None:
+    """Every key and value of a label mapping (a selector, node labels)."""
+    for key, label in (value or {}).items():
+        label_pair(key, label, what)
+    return value

@@ -1,0 +1,172 @@
+"""`vllm-stack capacity` as a reader sees it: a short answer first, then each figure with its unit.
+
+The answer: whether it fits, the longest context and what limits it (the KV memory or the
+model's max_position_embeddings), concurrency at the asked length, weights and KV per GPU. The
+detail: each amount vLLM subtracts before sizing the KV cache, with the vLLM file it comes from,
+then the KV cache in blocks and tokens - with the two token totals told apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vllm_serving.findings import Finding, Severity
+from vllm_serving.planner.capacity import CapacityPlan
+
+# Term names in memory_accounting.json -> how the detail labels them.
+TERM_LABELS = {
+    "weights": "weights{draft}",
+    "activation_peak": "activation peak of the profiling run",
+    "non_torch": "non-torch memory (CUDA context growth{nccl})",
+    "cuda_graphs": "CUDA graphs",
+    "linear_attention_kernels": "linear-attention kernels (Gated DeltaNet)",
+}
+LIMITS = {
+    "memory": "the KV cache memory",
+    "model": "the model's max_position_embeddings",
+}
+
+
+@dataclass(frozen=True)
+class Question:
+    """What the reader asked: which deployment, and the request length they care about."""
+
+    label: str
+    """The model and GPUs in words, e.g. `Qwen3.5-27B on 8 x V100-32GB (TP 8)`."""
+    asked_tokens: int
+    """--for-context, else max-model-len."""
+    asked_concurrency: float
+    """Requests of asked_tokens the KV cache holds at once."""
+    max_position_embeddings: int
+
+
+def _tokens(n: int) -> str:
+    return f"{n:,}"
+
+
+def _fits(plan: CapacityPlan, errors: int) -> str:
+    if not plan.weights_fit:
+        return ("does not fit - the weights do not fit each GPU's budget: more GPUs (TP), a quantized "
+                "checkpoint or more memory")
+    if not plan.fits_one_request:
+        return (f"does not fit: one {_tokens(plan.max_model_len)}-token request needs more KV cache than "
+                f"there is (at most {_tokens(plan.max_model_len_that_fits)} tokens)")
+    if errors:
+        return f"fits in memory, but {errors} rule error(s) below stop the deployment"
+    return f"fits: the weights and a full {_tokens(plan.max_model_len)}-token request fit"
+
+
+def _kv(plan: CapacityPlan) -> str:
+    if plan.available_kv_gib < 0:
+        return f"no KV cache ({-plan.available_kv_gib:.2f} GiB short)"
+    return f"KV cache {plan.available_kv_gib:.2f} GiB"
+
+
+def summary_lines(plan: CapacityPlan, question: Question, findings: Sequence[Finding]) -> list[str]:
+    errors = sum(f.severity == Severity.ERROR for f in findings)
+    limit = LIMITS[plan.context_limited_by]
+    longest = (f"{_tokens(plan.max_model_len_that_fits)} tokens, limited by {limit} "
+               f"(memory alone holds {_tokens(plan.longest_context_by_memory)}; the model allows "
+               f"{_tokens(question.max_position_embeddings)})")
+    if plan.max_model_len < plan.max_model_len_that_fits:
+        longest += f"; max-model-len {_tokens(plan.max_model_len)} caps what the server accepts"
+    lines = [
+        f"{question.label}, vLLM v{plan.vllm_version}",
+        f"  Answer:           {_fits(plan, errors)}",
+        f"  Longest context:  {longest}",
+        f"  Concurrency:      {question.asked_concurrency:.1f} requests of {_tokens(question.asked_tokens)} tokens "
+        "at once",
+        f"  Per {'GPU' if plan.gpu_total_gib else 'CPU'}:          weights {plan.weights_gib_per_gpu:.2f} GiB, "
+        f"{_kv(plan)}" + (f"; CUDA total {plan.gpu_total_gib:.2f} GiB" if plan.gpu_total_gib else ""),
+    ]
+    if question.asked_tokens > plan.max_model_len:
+        lines.append(f"  Note:             requests over max-model-len ({_tokens(plan.max_model_len)}) are refused "
+                     "by the server")
+    return lines
+
+
+def _term_label(name: str, plan: CapacityPlan) -> str:
+    draft = (f" (model {plan.weights_gib_per_gpu:.2f} + speculative draft {plan.draft_weights_gib_per_gpu:.2f})"
+             if plan.draft_weights_gib_per_gpu else "")
+    nccl = ", NCCL" if plan.tp * plan.pp > 1 else ""
+    label = TERM_LABELS.get(name, name).format(draft=draft, nccl=nccl)
+    if name == "activation_peak":
+        label += f" ({_tokens(plan.max_num_batched_tokens)} batched tokens, {plan.max_num_seqs} seqs)"
+    if name == "cuda_graphs" and plan.cuda_graph_gib == 0 and plan.cudagraph_estimate_gib:
+        label += f" (vLLM estimates {plan.cudagraph_estimate_gib:.2f}; captured outside the budget)"
+    return label
+
+
+def memory_lines(plan: CapacityPlan) -> list[str]:
+    if not plan.gpu_total_gib:  # vLLM's CPU backend: the KV cache is a setting, no device memory
+        return [f"Memory: the CPU backend's KV cache is VLLM_CPU_KVCACHE_SPACE, {plan.available_kv_gib:.2f} GiB "
+                "(v1/worker/cpu_worker.py CPUWorker.determine_available_memory); weights use host memory"]
+    rows = [(f"requested: CUDA total {plan.gpu_total_gib:.2f} GiB x utilization {plan.gpu_memory_utilization:.2f}",
+             f"{plan.budget_gib:7.2f}", "v1/worker/gpu_worker.py Worker.init_device")]
+    rows += [(f"- {_term_label(term.name, plan)}", f"{term.gib:7.2f}", term.source) for term in plan.memory_terms]
+    logged = " (as logged, --available-kv-gib)" if plan.available_kv_from_log else ""
+    rows.append((f"= available for the KV cache{logged}", f"{plan.available_kv_gib:7.2f}",
+                 "v1/worker/gpu_worker.py Worker.determine_available_memory"))
+    width = max(len(label) for label, _, _ in rows)
+    head = (f"Memory per GPU, GiB (vLLM v{plan.vllm_version}'s accounting, read from release "
+            f"{plan.memory_accounting_release}; version from {plan.vllm_version_source})")
+    return [head, *(f"  {label:<{width}}  {gib}  [{_where(source)}]" for label, gib, source in rows)]
+
+
+def _where(source: str) -> str:
+    """The file and function of a term's source (the JSON has the whole sentence)."""
+    first, *rest = source.split()
+    second = rest[0] if rest and not first.endswith((":", ";", ",")) else ""
+    where = f"{first} {second}" if "." in second or "_" in second else first
+    return "vllm/" + where.rstrip(":;,")
+
+
+def kv_lines(plan: CapacityPlan) -> list[str]:
+    rows = [
+        ("model", plan.model),
+        ("GPUs", f"{plan.gpu} x {plan.tp * plan.pp} (TP {plan.tp}, PP {plan.pp})"),
+        ("compute dtype / KV cache dtype", f"{plan.dtype} / {plan.kv_cache_dtype}"),
+        ("max-model-len", f"{_tokens(plan.max_model_len)} tokens"),
+        ("KV bytes per token per GPU", f"{_tokens(plan.kv_bytes_per_token_per_gpu)} B (attention layers)"),
+        ("block size", f"{plan.block_size} tokens; page {_tokens(plan.page_size_bytes)} B per layer"),
+        ("KV cache blocks per GPU", _tokens(plan.num_gpu_blocks)),
+        ("blocks one full request holds", str(plan.blocks_per_request)),
+        ("tokens the KV cache holds", f"{_tokens(plan.kv_cache_tokens)} (all blocks given to attention)"),
+        ("max concurrency at max-model-len",
+         f"{plan.max_concurrency:.2f} requests = {_tokens(int(plan.max_concurrency * plan.max_model_len))} tokens "
+         "in use"),
+    ]
+    if plan.linear_state_bytes_per_seq_per_gpu:
+        rows[3:3] = [("linear-attention state per request", f"{_tokens(plan.linear_state_bytes_per_seq_per_gpu)} B "
+                      f"per GPU; prefix caching {'on' if plan.enable_prefix_caching else 'off'} "
+                      f"({plan.mamba_cache_mode} mode)")]
+        rows.append(('vLLM will log "GPU KV cache size"', f"{_tokens(plan.vllm_logged_kv_tokens)} tokens"))
+    device = "GPU" if plan.gpu_total_gib else "CPU"
+    lines = [f"KV cache per {device}", *(f"  {label + ':':<36} {value}" for label, value in rows)]
+    if plan.linear_state_bytes_per_seq_per_gpu:
+        lines += [
+            "  Three token figures, one pool: the KV cache holds the first if every block served attention;",
+            "  each request also pins linear-attention state blocks, so concurrency x length is lower; and",
+            "  vLLM's log line divides the pool by its layer groups (attention and linear), so it is lower still.",
+        ]
+    elif plan.sliding_window:
+        lines.append(f"  Window layers keep only the last {_tokens(plan.sliding_window)} tokens (+ one step's batch) "
+                     "per request, so tokens in use can exceed the tokens the cache holds.")
+    elif plan.max_concurrency * plan.max_model_len < plan.kv_cache_tokens:
+        lines.append("  Tokens in use at max concurrency stay below what the cache holds: whole blocks per request.")
+    return lines
+
+
+def finding_lines(findings: Sequence[Finding], scope: str) -> list[str]:
+    errors = sum(f.severity == Severity.ERROR for f in findings)
+    warnings = sum(f.severity == Severity.WARNING for f in findings)
+    head = f"Rules (as vllm-stack check, {scope}): {errors} error(s), {warnings} warning(s)"
+    return [head, *(f"  {f.line()}" for f in findings)] if findings else [head.replace(": 0 error(s), 0 warning(s)",
+                                                                                        ": no findings")]
+
+
+def capacity_text(plan: CapacityPlan, question: Question, findings: Sequence[Finding], scope: str) -> str:
+    sections = [summary_lines(plan, question, findings), memory_lines(plan), kv_lines(plan),
+                finding_lines(findings, scope)]
+    return "\n\n".join("\n".join(lines) for lines in sections)
