@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.kubernetes.stacks import ROOT
+from tests.stack_builders import ROOT
 from vllm_serving.cli import main
 from vllm_serving.masking import MASK
 

@@ -15,8 +15,9 @@ import kubernetes_validate
 import pytest
 
 from tests.contracts.variants import Case, Variant, cases, shipped_stacks
-from tests.kubernetes.stacks import KUBERNETES_VERSION, make_spec
+from tests.kubernetes.cluster_version import KUBERNETES_VERSION
 from tests.pulumi_harness import as_manifest
+from tests.stack_builders import make_spec
 from vllm_serving.render.kubernetes.objects import kubernetes_objects
 
 VARIANTS = (

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.kubernetes.stacks import PROJECT, ROOT, stack_values
 from tests.pulumi_harness import Registered, run_program
+from tests.stack_builders import PROJECT, ROOT, stack_values
 from vllm_serving.release.carried import is_carried
 from vllm_serving.release.promotion import promote_from
 

@@ -11,9 +11,10 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from tests.kubernetes.stacks import KUBERNETES_VERSION, PROJECT, make_spec, stack_values
+from tests.kubernetes.cluster_version import KUBERNETES_VERSION
 from tests.paths import ROOT
 from tests.pulumi_harness import run_program, stack_config
+from tests.stack_builders import PROJECT, make_spec, stack_values
 from vllm_serving.cli import main
 from vllm_serving.findings import ConfigError
 from vllm_serving.planner.capacity import CapacityPlan, plan_capacity

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from tests.docker_engine.test_compose_file import COMPOSE_TIMEOUT_SECONDS, _compose_cli
-from tests.kubernetes.stacks import make_spec
 from tests.safety.test_compose_interpolation import HOSTILE, compose_unescaped, hostile_container
+from tests.stack_builders import make_spec
 from vllm_serving.render.compose_file import compose_document, compose_yaml
 from vllm_serving.render.docker_container import container_spec
 

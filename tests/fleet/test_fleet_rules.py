@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from tests.fleet.fleet_stacks import fleet_config, fleet_hosts_config, fleet_spec
-from tests.kubernetes.stacks import make_spec
 from tests.paths import ROOT
 from tests.pulumi_harness import ProgramFailed, run_program
+from tests.stack_builders import make_spec
 from vllm_serving.findings import ConfigError, Finding, Severity
 from vllm_serving.fleet import fleet_hosts
 from vllm_serving.rules import check

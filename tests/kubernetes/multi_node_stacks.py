@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.kubernetes.stacks import make_spec, stack_values
+from tests.stack_builders import make_spec, stack_values
 from vllm_serving.spec import ServingSpec
 
 LLAMA_405B: dict[str, Any] = {

@@ -13,7 +13,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from tests.kubernetes.stacks import KUBERNETES_VERSION, make_spec
+from tests.kubernetes.cluster_version import KUBERNETES_VERSION
+from tests.stack_builders import make_spec
 from vllm_serving.render.kubernetes.objects import kubernetes_objects, manifests_yaml
 from vllm_serving.spec import ServingSpec
 

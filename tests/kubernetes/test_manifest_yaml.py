@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tests.kubernetes.stacks import make_spec
+from tests.stack_builders import make_spec
 from vllm_serving.render.kubernetes.objects import kubernetes_objects, manifests_yaml
 
 

@@ -14,9 +14,10 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from tests.kubernetes.cluster_version import KUBERNETES_VERSION
 from tests.kubernetes.lws_schema import lws_errors
 from tests.kubernetes.multi_node_stacks import two_node_spec, two_node_values
-from tests.kubernetes.stacks import KUBERNETES_VERSION, ROOT, make_spec
+from tests.stack_builders import ROOT, make_spec
 from vllm_serving import rules
 from vllm_serving.cli import main
 from vllm_serving.engine.release_registry import load

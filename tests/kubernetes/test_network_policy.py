@@ -8,7 +8,8 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from tests.kubernetes.stacks import KUBERNETES_VERSION, make_spec
+from tests.kubernetes.cluster_version import KUBERNETES_VERSION
+from tests.stack_builders import make_spec
 from vllm_serving.render.kubernetes.objects import render_objects
 
 HTTP = [{"port": "http", "protocol": "TCP"}]

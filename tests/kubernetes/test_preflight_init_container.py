@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.kubernetes.stacks import make_spec
+from tests.stack_builders import make_spec
 from vllm_serving.preflight import script
 from vllm_serving.preflight.command import CHECKS, SCRIPT_TEXT
 from vllm_serving.render.kubernetes.workload import pod_spec

@@ -11,8 +11,9 @@ import pulumi
 import pytest
 
 from tests.conftest import RunProgram, shipped_stack
-from tests.kubernetes.stacks import KUBERNETES_VERSION, make_spec
+from tests.kubernetes.cluster_version import KUBERNETES_VERSION
 from tests.pulumi_harness import Registered, as_manifest, plain_text, recording_mocks
+from tests.stack_builders import make_spec
 from vllm_serving.render.kubernetes.objects import kubernetes_objects
 from vllm_serving.render.kubernetes.parts import SECRETS_CHECKSUM, rollout_seconds
 from vllm_serving.spec import ServingSpec

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.kubernetes.stacks import make_spec
 from tests.paths import FIXTURES
+from tests.stack_builders import make_spec
 from vllm_serving.spec import ServingSpec
 
 CRDS = FIXTURES / "crds"

@@ -12,9 +12,10 @@ import pytest
 import yaml
 
 from tests.crd_schema import crd_errors
-from tests.kubernetes.stacks import KUBERNETES_VERSION, make_spec
+from tests.kubernetes.cluster_version import KUBERNETES_VERSION
 from tests.observability.helpers import PROMETHEUS_RULE_CRD, SERVICE_MONITOR_CRD, observed_spec
 from tests.paths import ROOT
+from tests.stack_builders import make_spec
 from vllm_serving.cli import main
 from vllm_serving.observability.alerts import rule_groups
 from vllm_serving.observability.dashboard import dashboard_json

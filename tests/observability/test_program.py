@@ -10,9 +10,9 @@ import pulumi
 import pytest
 
 from tests.conftest import RunProgram, shipped_stack
-from tests.kubernetes.stacks import make_spec
 from tests.observability.helpers import ON
 from tests.pulumi_harness import ProgramFailed, _Mocks, as_manifest
+from tests.stack_builders import make_spec
 from vllm_serving.render.kubernetes.monitoring import CRD_NAMES, INSTALL_HINT
 from vllm_serving.render.kubernetes.objects import kubernetes_objects
 from vllm_serving.views.plan import planned_kubernetes_resources

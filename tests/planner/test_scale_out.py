@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tests.core.conftest import edit, shipped_settings, spec_of
 from tests.kubernetes.multi_node_stacks import two_node_spec
+from tests.stack_builders import edit, shipped_settings, spec_of
 from vllm_serving.planner.capacity import plan_capacity
 from vllm_serving.planner.scale_out import scale_out, scale_out_view
 from vllm_serving.render.kubernetes.objects import render_objects

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.core.conftest import edit, shipped_settings, spec_of
+from tests.stack_builders import edit, shipped_settings, spec_of
 from vllm_serving import rules
 from vllm_serving.catalog.gpus import GpuSpec
 from vllm_serving.findings import Finding

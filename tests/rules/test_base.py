@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.conftest import edit, shipped_settings, spec_of
+from tests.stack_builders import edit, shipped_settings, spec_of
 from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import Context, Rule
 

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from tests.core.conftest import edit, shipped_settings, spec_of
 from tests.rules.boundary import Boundary, check_boundary
+from tests.stack_builders import edit, shipped_settings, spec_of
 from vllm_serving.planner.capacity import plan_capacity
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.conftest import shipped_settings, spec_of
 from tests.rules.boundary import Boundary, check_boundary, codes
+from tests.stack_builders import shipped_settings, spec_of
 from vllm_serving import rules
 from vllm_serving.rules.base import Context
 from vllm_serving.rules.cpu_target import GPU_ONLY, applicable

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.conftest import edit, shipped_settings, spec_of
 from tests.paths import ROOT
 from tests.rules.boundary import Boundary, check_boundary, findings
+from tests.stack_builders import edit, shipped_settings, spec_of
 from vllm_serving import rules
 from vllm_serving.cli import main
 from vllm_serving.findings import config_key

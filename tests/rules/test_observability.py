@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from tests.core.conftest import edit, shipped_settings, spec_of
 from tests.rules.boundary import Boundary, check_boundary
+from tests.stack_builders import edit, shipped_settings, spec_of
 from vllm_serving import rules
 from vllm_serving.engine import release_registry
 from vllm_serving.engine.release_registry import VllmRelease, release_from_json

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.conftest import ROOT, edit, shipped_settings, spec_of
+from tests.paths import ROOT
+from tests.stack_builders import edit, shipped_settings, spec_of
 from vllm_serving import rules
 from vllm_serving.findings import Severity
 from vllm_serving.stack_files.loader import load_settings, read_stack_file

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.conftest import shipped_settings, spec_of
 from tests.rules.boundary import Boundary, check_boundary, codes, gpu
+from tests.stack_builders import shipped_settings, spec_of
 from vllm_serving.findings import config_key
 from vllm_serving.rules.base import Context
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.conftest import shipped_settings, spec_of
 from tests.rules.boundary import Boundary, check_boundary, findings
+from tests.stack_builders import shipped_settings, spec_of
 from vllm_serving.timing import startup_budget_seconds
 
 PRODUCT = "nvidia.com/gpu.product"

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from tests.kubernetes.stacks import make_spec
+from tests.stack_builders import make_spec
 from vllm_serving.render.compose_file import compose_document, compose_yaml, escape_interpolation
 from vllm_serving.render.docker_container import ContainerSpec, container_spec
 

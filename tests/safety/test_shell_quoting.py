@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.core.conftest import shipped_settings, spec_of
+from tests.stack_builders import shipped_settings, spec_of
 from vllm_serving.findings import ConfigError
 from vllm_serving.render.docker_container import ContainerSpec, Healthcheck, Mount, container_spec
 from vllm_serving.render.docker_run import docker_run_command, docker_run_lines, flag_words

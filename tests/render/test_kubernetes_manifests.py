@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.kubernetes.stacks import make_spec, stack_values
+from tests.stack_builders import make_spec, stack_values
 from vllm_serving.findings import ConfigError
 from vllm_serving.masking import MASK
 from vllm_serving.render.docker_container import container_spec

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.kubernetes.stacks import make_spec
+from tests.stack_builders import make_spec
 from vllm_serving.preflight import script
 from vllm_serving.preflight.command import CHECKS, SCRIPT_TEXT, docker_weights_source, preflight_command
 from vllm_serving.preflight.verdict import failure_message, read_verdict

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import ROOT
+from tests.stack_builders import edit, shipped_settings, spec_of
 from vllm_serving.catalog.gpus import GPUS
 from vllm_serving.catalog.hf_config import load_hf_config
 from vllm_serving.catalog.models import MODELS, ModelArchitecture
@@ -18,9 +20,6 @@ from vllm_serving.planner.capacity import (
     plan,
     plan_capacity,
 )
-from vllm_serving.settings import StackSettings
-
-from .conftest import ROOT, edit, spec_of
 
 FIXTURES = ROOT / "tests" / "fixtures" / "hf"
 
@@ -121,7 +120,8 @@ def test_parse_vllm_version(tag: str | None, version: tuple[int, int, int] | Non
     assert parse_vllm_version(tag) == version
 
 
-def test_as_dict_keys_and_rounding(v100: StackSettings) -> None:
+def test_as_dict_keys_and_rounding() -> None:
+    v100 = shipped_settings("v100")
     data = plan_capacity(spec_of(v100)).as_dict()
     for key in ("weights_gib_per_gpu", "kv_bytes_per_token_per_gpu", "available_kv_gib",
                 "kv_cache_tokens", "max_concurrency", "budget_gib", "overhead_gib",
@@ -131,7 +131,8 @@ def test_as_dict_keys_and_rounding(v100: StackSettings) -> None:
     assert data == plan_capacity(spec_of(v100)).as_dict()  # deterministic
 
 
-def test_shipped_stacks_fit(v100: StackSettings, a100: StackSettings) -> None:
+def test_shipped_stacks_fit() -> None:
+    v100, a100 = shipped_settings("v100"), shipped_settings("a100")
     small = plan_capacity(spec_of(v100))
     big = plan_capacity(spec_of(a100))
     assert small.fits_one_request and small.max_concurrency > 50  # 8k context, 8 GPUs
@@ -139,7 +140,8 @@ def test_shipped_stacks_fit(v100: StackSettings, a100: StackSettings) -> None:
     assert big.kv_bytes_per_token_per_gpu == 17 * 2 * 1 * 256 * 1  # 16 layers + 1 MTP, fp8
 
 
-def test_mtp_draft_adds_attention_layer(a100: StackSettings) -> None:
+def test_mtp_draft_adds_attention_layer() -> None:
+    a100 = shipped_settings("a100")
     without = edit(a100, engine={"speculative_config": None})
     assert plan_capacity(spec_of(without)).kv_bytes_per_token_per_gpu == 16 * 2 * 256
 
@@ -170,9 +172,10 @@ def test_prefix_caching_defaults_to_vllms_choice_for_the_model(qwen3_4b: ModelAr
     assert on.block_size == off.block_size and on.max_concurrency < off.max_concurrency
 
 
-def test_mtp_tokens_grow_the_conv_state_and_the_block(a100: StackSettings) -> None:
+def test_mtp_tokens_grow_the_conv_state_and_the_block() -> None:
     """a100 (TP 4, FP8 KV, MTP 4): the conv state keeps 3 + 4 rows, which takes the attention
     block from 1568 to 1616 tokens; each of 3 linear groups holds 2 + 4 blocks per request."""
+    a100 = shipped_settings("a100")
     with_mtp = plan_capacity(spec_of(a100))
     without = plan_capacity(spec_of(edit(a100, engine={"speculative_config": None})))
     assert (with_mtp.num_speculative_tokens, with_mtp.block_size, without.block_size) == (4, 1616, 1568)

@@ -1,4 +1,11 @@
-"""Specs of the shipped stacks with overrides, for the Kubernetes and render tests."""
+"""How tests build stacks, in one place: two ways, each for its purpose.
+
+- As a user writes them: `stack_values` / `make_spec` merge camelCase sections into a shipped
+  stack's raw config, then validate and resolve it exactly as the program does.
+- As a boundary twin needs them: `shipped_settings` / `edit` / `spec_of` copy validated settings
+  with snake_case fields replaced, without validation, so a rule can be tested one step past a
+  value the settings would refuse.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +13,31 @@ import copy
 from typing import Any
 
 from tests.paths import ROOT
+from vllm_serving.settings import StackSettings
 from vllm_serving.settings.stack_config import parse_stack_config
 from vllm_serving.spec import ServingSpec, resolve
-from vllm_serving.stack_files.loader import read_stack_file, stack_path
+from vllm_serving.stack_files.loader import load_settings, read_stack_file, stack_path
 
 PROJECT = "vllm-serving"
-# A current release: kubernetes-validate 1.37 ships schemas for 1.25 to 1.37.
-KUBERNETES_VERSION = "1.33.0"
+
+
+def shipped_settings(stack: str) -> StackSettings:
+    return load_settings(read_stack_file(ROOT / f"Pulumi.{stack}.yaml"))
+
+
+def edit(settings: StackSettings, **sections: Any) -> StackSettings:
+    """`edit(s, engine={"dtype": "bfloat16"})`: a copy with fields of sections replaced."""
+    update: dict[str, Any] = {}
+    for name, fields in sections.items():
+        if name == "secrets_set":
+            update[name] = fields
+        else:
+            update[name] = getattr(settings, name).model_copy(update=fields)
+    return settings.model_copy(update=update)
+
+
+def spec_of(settings: StackSettings, stack: str = "test") -> ServingSpec:
+    return resolve(settings, stack)
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

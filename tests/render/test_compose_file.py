@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
-from tests.kubernetes.stacks import make_spec
 from tests.seed_commands import SEED_FILES, SEEDS, normalise_args
+from tests.stack_builders import make_spec
 from vllm_serving.masking import MASK
 from vllm_serving.render.compose_file import compose_document, compose_yaml
 from vllm_serving.render.docker_container import container_spec

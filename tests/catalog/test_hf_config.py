@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
+from tests.paths import ROOT
 from vllm_serving.catalog.hf_config import load_hf_config, parse_hf_config
 from vllm_serving.catalog.models import MODELS
 from vllm_serving.findings import ConfigError
-
-from .conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "hf"
 

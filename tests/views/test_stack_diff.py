@@ -6,6 +6,8 @@ from functools import cache
 
 import pytest
 
+from tests.paths import ROOT
+from tests.stack_builders import edit, shipped_settings, spec_of
 from vllm_serving.spec import ServingSpec
 from vllm_serving.stack_files.loader import load_spec
 from vllm_serving.views.stack_diff import (
@@ -17,8 +19,6 @@ from vllm_serving.views.stack_diff import (
     stack_diff,
     stack_view,
 )
-
-from .conftest import ROOT, edit, shipped_settings, spec_of
 
 
 @cache
