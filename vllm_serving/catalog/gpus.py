@@ -41,9 +41,10 @@ class GpuSpec(BaseModel):
         return self.cuda_total_gib if self.cuda_total_gib is not None else self.memory_gib * 0.985
 
     @property
-    def cc(self) -> float:
-        """Compute capability as a number (8.9) for comparisons with documented minimums."""
-        return self.compute_capability[0] + self.compute_capability[1] / 10
+    def cc_text(self) -> str:
+        """Compute capability for messages (`8.9`); comparisons use the tuple, as vLLM's
+        DeviceCapability does (vllm/platforms/interface.py), so 7.5 < 8.0 < 8.9 < 10.0 hold."""
+        return f"{self.compute_capability[0]}.{self.compute_capability[1]}"
 
     @property
     def sm(self) -> str:
@@ -52,17 +53,17 @@ class GpuSpec(BaseModel):
     @property
     def supports_bf16(self) -> bool:
         """bfloat16 kernels need CC 8.0 (Ampere)."""
-        return self.cc >= 8.0
+        return self.compute_capability >= (8, 0)
 
     @property
     def supports_fp8_w8a8(self) -> bool:
         """Full FP8 (weights and activations) needs CC 8.9 (Ada, Hopper)."""
-        return self.cc >= 8.9
+        return self.compute_capability >= (8, 9)
 
     @property
     def supports_fp8_weight_only(self) -> bool:
         """FP8 checkpoints run weight-only through FP8 Marlin kernels from CC 7.5."""
-        return self.cc >= 7.5
+        return self.compute_capability >= (7, 5)
 
 
 # CUDA's total memory (GiB) as a public log prints it (PyTorch's "total capacity", vLLM's or

@@ -42,9 +42,6 @@ class Context:
     def pp(self) -> int:
         return self.engine.pipeline_parallel_size or 1
 
-    @property
-    def cc(self) -> str:
-        return f"{self.gpu.compute_capability[0]}.{self.gpu.compute_capability[1]}"
 
     @cached_property
     def compute_dtype(self) -> str:

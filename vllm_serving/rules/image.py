@@ -85,7 +85,7 @@ def _volta_unverified(ctx: Context) -> Facts | None:
 
 def _hybrid_triton(ctx: Context) -> Facts | None:
     if ctx.hybrid and ctx.gpu.compute_capability < TRITON_SUPPORTED_CC:
-        return {"arch": ctx.model.architecture, "gpu": ctx.gpu.name, "cc": ctx.cc}
+        return {"arch": ctx.model.architecture, "gpu": ctx.gpu.name, "cc": ctx.gpu.cc_text}
     return None
 
 

@@ -40,7 +40,7 @@ def _unsupported_gpu(ctx: Context) -> Facts | None:
         return None
     cpu = not ctx.settings.hardware.uses_gpus
     return {KEY: config_key("hardware", "device") if cpu else GPU, "arch": ctx.model.architecture,
-            "where": "the CPU backend" if cpu else f"{ctx.gpu.name} (CC {ctx.cc})"}
+            "where": "the CPU backend" if cpu else f"{ctx.gpu.name} (CC {ctx.gpu.cc_text})"}
 
 
 def _no_backend(ctx: Context) -> Facts | None:
@@ -52,7 +52,7 @@ def _no_backend(ctx: Context) -> Facts | None:
     # The dtype all MLA kernels lack is the cause when the KV dtype is one they read.
     kv_readable = any(kv in backend.kv_cache_dtypes for backend in MLA_BACKENDS.values())
     return {KEY: config_key("engine", "dtype") if kv_readable else KV, "arch": ctx.model.architecture,
-            "dtype": ctx.compute_dtype, "kv": kv, "gpu": ctx.gpu.name, "cc": ctx.cc}
+            "dtype": ctx.compute_dtype, "kv": kv, "gpu": ctx.gpu.name, "cc": ctx.gpu.cc_text}
 
 
 def _forced_backend(ctx: Context) -> Facts | None:

@@ -55,7 +55,7 @@ def fp8_kv_backends(ctx: Context) -> list[str]:
 
 def _bf16_explicit(ctx: Context) -> Facts | None:
     if ctx.engine.dtype == "bfloat16" and not ctx.gpu.supports_bf16:
-        return {"gpu": ctx.gpu.name, "cc": ctx.cc}
+        return {"gpu": ctx.gpu.name, "cc": ctx.gpu.cc_text}
     return None
 
 
@@ -65,7 +65,8 @@ def _auto_fallback(ctx: Context) -> Facts | None:
         # the planner's resolution (planner/compute_dtype.py, as _resolve_auto_dtype): float16,
         # or float32 for the models refusing float16
         dtype = ctx.compute_dtype
-        return {"gpu": ctx.gpu.name, "cc": ctx.cc, "dtype": dtype, "setting": {"float16": "half"}.get(dtype, dtype)}
+        return {"gpu": ctx.gpu.name, "cc": ctx.gpu.cc_text, "dtype": dtype,
+                "setting": {"float16": "half"}.get(dtype, dtype)}
     return None
 
 
@@ -89,20 +90,20 @@ def _fp8_min_cc(ctx: Context) -> tuple[int, int]:
 def _fp8_weights_none(ctx: Context) -> Facts | None:
     need = _fp8_min_cc(ctx)
     if ctx.fp8_weights and ctx.gpu.compute_capability < need:
-        return {KEY: _fp8_weights_key(ctx), "gpu": ctx.gpu.name, "cc": ctx.cc, "need": f"{need[0]}.{need[1]}"}
+        return {KEY: _fp8_weights_key(ctx), "gpu": ctx.gpu.name, "cc": ctx.gpu.cc_text, "need": f"{need[0]}.{need[1]}"}
     return None
 
 
 def _fp8_weights_marlin(ctx: Context) -> Facts | None:
     cc = ctx.gpu.compute_capability
     if ctx.fp8_weights and _fp8_min_cc(ctx) <= cc < FP8_W8A8_CC:
-        return {KEY: _fp8_weights_key(ctx), "gpu": ctx.gpu.name, "cc": ctx.cc}
+        return {KEY: _fp8_weights_key(ctx), "gpu": ctx.gpu.name, "cc": ctx.gpu.cc_text}
     return None
 
 
 def _fp8_kv_none(ctx: Context) -> Facts | None:
     if ctx.fp8_kv and not fp8_kv_backends(ctx):
-        return {"gpu": ctx.gpu.name, "cc": ctx.cc, "kv": ctx.engine.kv_cache_dtype}
+        return {"gpu": ctx.gpu.name, "cc": ctx.gpu.cc_text, "kv": ctx.engine.kv_cache_dtype}
     return None
 
 
@@ -110,7 +111,7 @@ def _fp8_kv_backend(ctx: Context) -> Facts | None:
     backend = ctx.engine.attention_backend
     able = fp8_kv_backends(ctx)
     if ctx.fp8_kv and able and backend is not None and runs_on(ctx, backend) and backend not in able:
-        return {"backend": backend, "kv": ctx.engine.kv_cache_dtype, "gpu": ctx.gpu.name, "cc": ctx.cc,
+        return {"backend": backend, "kv": ctx.engine.kv_cache_dtype, "gpu": ctx.gpu.name, "cc": ctx.gpu.cc_text,
                 "able": ", ".join(able)}
     return None
 
@@ -120,7 +121,7 @@ def _backend_cc(ctx: Context) -> Facts | None:
     if backend is None or runs_on(ctx, backend):
         return None
     able = [b for b in BACKENDS if runs_on(ctx, b)]
-    return {"backend": backend, "gpu": ctx.gpu.name, "cc": ctx.cc, "able": ", ".join(able)}
+    return {"backend": backend, "gpu": ctx.gpu.name, "cc": ctx.gpu.cc_text, "able": ", ".join(able)}
 
 
 DTYPE = config_key("engine", "dtype")

@@ -96,7 +96,8 @@ def _cc(ctx: Context) -> Facts | None:
     major, minor = ctx.gpu.compute_capability
     if major * 10 + minor < found.min_capability:
         need = f"{found.min_capability // 10}.{found.min_capability % 10}"
-        return {KEY: ctx.quantization_key, "method": found.name, "need": need, "gpu": ctx.gpu.name, "cc": ctx.cc}
+        return {KEY: ctx.quantization_key, "method": found.name, "need": need, "gpu": ctx.gpu.name,
+                "cc": ctx.gpu.cc_text}
     return None
 
 
