@@ -9,3 +9,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "vllm-serving"
 FIXTURES = ROOT / "tests" / "fixtures"
 DOCS = ROOT / "docs"
+SHIPPED_STACKS = ("a100", "a100-k8s", "local", "v100", "v100-prod", "v100-staging")
+"""The stack files the repository ships (tests/test_paths.py keeps this equal to what git tracks):
+a stack a user writes into their clone (`vllm-stack init`) must not change what the tests cover."""
+SHIPPED_STACK_FILES = tuple(ROOT / f"Pulumi.{name}.yaml" for name in SHIPPED_STACKS)

@@ -231,7 +231,8 @@ def run_program(
     """
     full = {(k if ":" in k else f"{PROJECT}:{k}"): v for k, v in config.items()}
     stack_outputs = dict(stack_outputs or {})
-    source = str((full.get(f"{PROJECT}:release") or {}).get("promoteFrom"))
+    release = full.get(f"{PROJECT}:release")
+    source = str(release.get("promoteFrom")) if isinstance(release, dict) else "None"  # a bad section: none
     from vllm_serving.settings.release import bare_stack
 
     shipped = ROOT / f"Pulumi.{bare_stack(source)}.yaml"

@@ -16,5 +16,7 @@ def test_docker_sizes_are_binary() -> None:
     assert parse_size("128g") == 128 * 1024**3
     assert parse_size("32GB") == 32 * 1024**3
     assert format_size(parse_size("128g")) == "128g"
+    # Docker's RAMInBytes takes an optional i (docker/go-units size.go): Kubernetes' 64Gi means the same
+    assert parse_size("64Gi") == parse_size("64GiB") == parse_size("16 GB") * 4 == 64 * 1024**3
     with pytest.raises(ValueError):
         parse_size("12 parsecs")

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b)?\s*$", re.IGNORECASE)
+# Docker's own notation (docker/go-units size.go RAMInBytes: `^(\d+(\.\d+)*) ?([kmgtp])?i?b?$`,
+# case-insensitive, binary units): 32g = 32gb = 32Gi = 32GiB, the form Kubernetes users write too.
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)i?b?\s*$", re.IGNORECASE)
 _SIZE_POWER = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 MIB = 1024 * 1024
 GIB = 1024 * MIB
 
 
 def parse_size(value: str | int) -> int:
-    """Bytes from Docker's notation: `128g` = `128gb` = 128 GiB (Docker's units are binary)."""
+    """Bytes from Docker's notation: `128g` = `128gb` = `128Gi` = 128 GiB (Docker's units are binary)."""
     if isinstance(value, bool):
         raise ValueError("a size must be a string like '32g' or a number of bytes")
     if isinstance(value, int):
@@ -21,7 +23,7 @@ def parse_size(value: str | int) -> int:
     match = _SIZE.match(value)
     if not match:
         raise ValueError(f"'{value}' is not a size; write it as Docker does, e.g. '32g' or '512m'")
-    number, unit, _ = match.groups()
+    number, unit = match.groups()
     return int(float(number) * 1024 ** _SIZE_POWER[unit.lower()])
 
 

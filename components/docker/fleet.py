@@ -41,8 +41,14 @@ class VllmFleet(pulumi.ComponentResource):
             # ones it depends on have finished, and a server container finishes only once its
             # /health check passes (`wait`). So `pulumi up` replaces the servers one after the
             # other, in list order, each after the previous one serves again: the fleet never
-            # loses all its capacity at once. Only the servers wait; providers, image pulls and
-            # volumes of every host proceed in parallel.
+            # loses all its capacity at once. Only the servers wait; providers, image pulls,
+            # volumes and preflights of every host proceed in parallel.
+            # The edge must stay `depends_on`, never an input taken from the previous server (nor
+            # `replace_with`/`deleted_with`): a server is replaced delete-first, and the engine then
+            # deletes first every dependent whose INPUTS come from it (pulumi
+            # pkg/resource/deploy/step_generator.go `calculateDependentReplacements` follows property
+            # dependencies only), which would take every later host down at once. Details:
+            # docs/provider-behaviour.md.
             deployment = VllmDeployment(
                 host.spec, secrets, pulumi.ResourceOptions(parent=self),
                 resource_name=host_resource_name(spec, host), server_after=previous,

@@ -9,6 +9,13 @@ Replacement is create-first, overriding the provider's delete-first default for 
 delete-first, Pulumi would delete the dependent server before the new preflight ran. The container
 is auto-named, so old and new never clash. Its inputs depend only on the image, the GPUs and the
 weights, so it runs again only when one of them changes (or on `pulumi up --replace`).
+
+What the provider does with it (terraform-provider-docker v4.5.0, the one pulumi-docker bundles,
+internal/provider/resource_docker_container_funcs.go; docs/provider-behaviour.md): create waits
+for the exit and ignores its status, so a failed check is reported by `_checked` below, never by the
+provider; `exit_code` is read back by every Read, `container_logs` is set by create alone. The exited
+container stays (no `rm`: create ends with a Read, which would find it gone) until Pulumi deletes
+it after its replacement succeeded, or on destroy: one per host.
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ class Preflight(pulumi.ComponentResource):
             runtime=server.runtime,
             volumes=[weights],  # the weights only, read-only like the server's
             network_mode="none",  # it reads local files and devices, nothing else
+            # never `must_run`: Read flips it for a stopped container and Update then starts it again
             must_run=False,
             attach=True,
             logs=True,

@@ -3,7 +3,8 @@
 The objects are those `vllm-stack render --format k8s` prints (`vllm_serving.render.kubernetes`);
 this component only adds what a plain manifest cannot say: secret values as Pulumi secrets,
 `retain_on_delete`/`protect` on a weights claim the stack creates, and `custom_timeouts` on the
-Deployment long enough for the model load (Pulumi's await gives up after 10 minutes by default).
+Deployment long enough for the model load, once per replica an update rolls in turn (Pulumi's await
+gives up after 10 minutes by default; docs/provider-behaviour.md).
 A server across nodes is a LeaderWorkerSet (a custom resource): its CRD is read from the cluster
 first, so a cluster without LeaderWorkerSet fails the preview before anything is created.
 """
@@ -11,6 +12,7 @@ first, so a cluster without LeaderWorkerSet fails the preview before anything is
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,8 +41,32 @@ TYPE = "vllm-serving:kubernetes:VllmKubernetes"
 
 
 def deployment_timeout(spec: ServingSpec) -> str:
-    """`custom_timeouts` for the Deployment's create and update, in whole minutes."""
+    """`custom_timeouts` for the workload's create (every replica starts at once), in whole minutes."""
     return whole_minutes(rollout_seconds(spec) + KUBERNETES_TIMEOUT_MARGIN_SECONDS)
+
+
+def rollout_steps(workload: Obj) -> int:
+    """How many replicas (LeaderWorkerSet groups) an update replaces one batch after another:
+    `Recreate` all at once, a rolling update `maxUnavailable` at a time (never surging)."""
+    spec = workload["spec"]
+    strategy = spec.get("strategy") or spec.get("rolloutStrategy") or {}
+    if strategy.get("type") == "Recreate":
+        return 1
+    rolling = strategy.get("rollingUpdate") or strategy.get("rollingUpdateConfiguration") or {}
+    batch = rolling.get("maxUnavailable", 1)
+    return math.ceil(int(spec.get("replicas", 1)) / (batch if isinstance(batch, int) and batch > 0 else 1))
+
+
+def update_timeout(spec: ServingSpec, workload: Obj) -> str:
+    """`custom_timeouts` for the workload's update: one model load per rollout step.
+
+    pulumi-kubernetes awaits a whole rollout under one timer (provider/pkg/await/await.go `Update`:
+    one `context.WithTimeout`; await/deployment.go waits for the new ReplicaSet to be available; a
+    LeaderWorkerSet's `condition=Available` needs every group updated and ready, lws
+    pkg/controllers/leaderworkerset_controller.go). With three replicas replaced one at a time, a
+    single load's timeout would fail `pulumi up` a third of the way through the rollout.
+    """
+    return whole_minutes(rollout_steps(workload) * rollout_seconds(spec) + KUBERNETES_TIMEOUT_MARGIN_SECONDS)
 
 
 class VllmKubernetes(pulumi.ComponentResource):
@@ -81,9 +107,9 @@ class VllmKubernetes(pulumi.ComponentResource):
         self.cache_claim = self._claim(f"{name}-cache", objects.cache_claim, first, protect=False)
         needed = [r for r in (*first, self.registry_secret, self.credentials_secret,
                               self.weights_claim, self.cache_claim) if r is not None]
-        timeout = deployment_timeout(spec)
-        workload_options = pulumi.ResourceOptions(
-            parent=self, depends_on=needed, custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout))
+        timeouts = pulumi.CustomTimeouts(create=deployment_timeout(spec),
+                                         update=update_timeout(spec, objects.workload))
+        workload_options = pulumi.ResourceOptions(parent=self, depends_on=needed, custom_timeouts=timeouts)
         self.deployment: k8s.apps.v1.Deployment | None = None
         self.leader_worker_set: k8s.apiextensions.CustomResource | None = None
         workload: pulumi.Resource

@@ -8,8 +8,8 @@ import re
 import pytest
 import yaml
 
-from tests.paths import ROOT
-from vllm_serving.catalog.gpus import GPU_ALIASES, GPUS, find_gpu
+from tests.paths import SHIPPED_STACK_FILES
+from vllm_serving.catalog.gpus import GPU_ALIASES, GPUS, find_gpu, suggest_gpu
 
 # NVIDIA architecture -> the compute capabilities its cards have.
 ARCHITECTURE_CC = {
@@ -43,9 +43,21 @@ def test_aliases_name_catalog_entries() -> None:
         assert alias not in {n.lower() for n in GPUS}
 
 
-@pytest.mark.parametrize("path", sorted(ROOT.glob("Pulumi.*.yaml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", SHIPPED_STACK_FILES, ids=lambda p: p.name)
 def test_every_gpu_a_stack_names_still_resolves(path) -> None:  # type: ignore[no-untyped-def]
     hardware = (yaml.safe_load(path.read_text(encoding="utf-8"))["config"]).get("vllm-serving:hardware") or {}
     if hardware.get("device") == "cpu" or "gpu" not in hardware:
         pytest.skip("no GPU named")
     assert find_gpu(hardware["gpu"]) is not None
+
+
+@pytest.mark.parametrize(("written", "suggested"), [
+    ("Tesla V100-SXM2-32GB", ["V100-32GB"]),  # nvidia-smi's name
+    ("NVIDIA A100-SXM4-80GB", ["A100-80GB"]),
+    ("NVIDIA-A100-80GB-PCIe", ["A100-PCIe-80GB"]),  # the node label
+    ("H100 PCIe", ["H100-PCIe"]),  # a space for the dash
+    ("a100", ["A100-40GB", "A100-PCIe-40GB", "A100-80GB", "A100-PCIe-80GB"]),  # the family: every size
+])
+def test_a_gpu_written_as_people_write_it_gets_the_catalog_name(written: str, suggested: list[str]) -> None:
+    assert find_gpu(written) is None  # a stack file keeps the catalog's one spelling
+    assert suggest_gpu(written) == suggested

@@ -104,6 +104,18 @@ def test_entry_is_internally_consistent(name: str) -> None:
     assert 0.5 <= m.total_weights_gib * 2**30 / (m.params_billion * 1e9) <= 4
 
 
+@pytest.mark.parametrize("name", sorted(n for n, m in CATALOG.items() if m.experts is not None))
+def test_moe_entry_keeps_its_expert_width(name: str) -> None:
+    """The width vLLM builds each routed expert with: config.json's moe_intermediate_size, or
+    intermediate_size where the experts are the MLP (gpt-oss)."""
+    path, _ = FROM_CONFIG[name]
+    config = _config(path)
+    text = config.get("text_config") or config
+    experts = MODELS[name].experts
+    assert experts is not None
+    assert experts.intermediate_size == (text.get("moe_intermediate_size") or text["intermediate_size"])
+
+
 @pytest.mark.parametrize("name", sorted(CATALOG))
 def test_entry_cites_its_config_json(name: str) -> None:
     """The source is the config.json of the Hugging Face repository the entry is named after."""

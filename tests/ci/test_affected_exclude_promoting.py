@@ -13,10 +13,10 @@ import pytest
 import yaml
 
 from tests.git_repo import commit, git
-from tests.paths import ROOT
+from tests.paths import ROOT, SHIPPED_STACK_FILES
 from vllm_serving.cli import main
 
-STACK_FILES = sorted(ROOT.glob("Pulumi.*.yaml"))
+STACK_FILES = list(SHIPPED_STACK_FILES)
 
 
 def promoting(path: Path) -> bool:

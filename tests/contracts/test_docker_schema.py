@@ -12,7 +12,8 @@ import pytest
 
 from tests.contracts.provider_schema import PROVIDER_PREFIX, load_docker_schema
 from tests.contracts.variants import Case, Variant, cases, shipped_stacks
-from tests.pulumi_harness import ROOT, as_manifest
+from tests.paths import SHIPPED_STACK_FILES
+from tests.pulumi_harness import as_manifest
 
 SCHEMA = load_docker_schema()
 PROVIDER = f"{PROVIDER_PREFIX}docker"
@@ -40,7 +41,7 @@ DOCKER_CASES = cases("docker", VARIANTS)
 
 
 def test_every_stack_file_is_checked() -> None:
-    files = {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in ROOT.glob("Pulumi.*.yaml")}
+    files = {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in SHIPPED_STACK_FILES}
     assert set(shipped_stacks("docker")) | set(shipped_stacks("kubernetes")) == files
     as_shipped = {p.values[0].stack for p in DOCKER_CASES if p.values[0].variant.name == "as-shipped"}
     assert as_shipped == set(shipped_stacks("docker")) != set()

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
+from tests.paths import SHIPPED_STACK_FILES
 from tests.pulumi_harness import Registered, run_program
-from tests.stack_builders import PROJECT, ROOT, stack_values
+from tests.stack_builders import PROJECT, stack_values
 from vllm_serving.release.carried import is_carried
 from vllm_serving.release.promotion import promote_from
 
@@ -69,7 +70,7 @@ _REGISTERED: dict[str, list[Registered]] = {}
 
 def shipped_stacks(kind: str) -> list[str]:
     """Names of the stack files in the repository root whose target is `kind`."""
-    names = [p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in sorted(ROOT.glob("Pulumi.*.yaml"))]
+    names = [p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in SHIPPED_STACK_FILES]
     return [n for n in names if (stack_values(n).get(f"{PROJECT}:target") or {}).get("kind", "docker") == kind]
 
 

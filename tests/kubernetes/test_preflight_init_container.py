@@ -6,9 +6,12 @@ from typing import Any
 
 import pytest
 
+from tests.kubernetes.multi_node_stacks import two_node_spec
 from tests.stack_builders import make_spec
 from vllm_serving.preflight import script
 from vllm_serving.preflight.command import CHECKS, SCRIPT_TEXT
+from vllm_serving.render.kubernetes.objects import render_objects
+from vllm_serving.render.kubernetes.preflight import preflight_init_containers
 from vllm_serving.render.kubernetes.workload import pod_spec
 
 
@@ -50,3 +53,26 @@ def test_the_fix_names_where_the_weights_come_from(sections: dict[str, Any], sou
 
 def test_disabled_leaves_no_init_container() -> None:
     assert "initContainers" not in _pod(preflight={"enabled": False})
+
+
+def test_the_preflight_checks_the_gpu_count_it_is_given() -> None:
+    spec = make_spec("a100-k8s")
+    server = pod_spec(spec)["containers"][0]
+    (init,) = preflight_init_containers(spec, server, 3)
+    assert script.parse(init["args"]).gpus == 3
+
+
+def test_each_pod_of_a_multi_node_server_checks_its_own_share() -> None:
+    """TP 8 x PP 2 over two nodes: every pod's preflight asks for and checks 8 GPUs, not 16,
+    exactly what the preflight renders when handed that pod's share."""
+    spec = two_node_spec()
+    assert spec.settings.engine.gpus_needed == 16
+    lws = render_objects(spec).leader_worker_set
+    assert lws is not None
+    template = lws["spec"]["leaderWorkerTemplate"]
+    for pod in (template["leaderTemplate"]["spec"], template["workerTemplate"]["spec"]):
+        (init,), (server,) = pod["initContainers"], pod["containers"]
+        assert script.parse(init["args"]).gpus == 8
+        assert init["resources"]["limits"]["nvidia.com/gpu"] == server["resources"]["limits"]["nvidia.com/gpu"] == "8"
+        (expected,) = preflight_init_containers(spec, server, 8)
+        assert init["args"] == expected["args"]

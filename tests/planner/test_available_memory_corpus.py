@@ -3,8 +3,12 @@
 Each in-scope case is predicted with its release's accounting, from the inputs the log or its
 thread states (the logged "Model loading took" stands in for the weights), and must land within
 3% of the "Available KV cache memory" vLLM logged; the median error within 1.5%. Out-of-scope
-cases (MoE, multi-node, dev builds) are predicted and shown but do not gate; skipped cases lack
-an input (named in the file). `pytest -s` prints the table.
+cases (hybrid models, encoder-bound multimodal runs, shared GPUs, dev builds) are predicted and
+shown but do not gate; skipped cases lack an input (named in the file) and are not predicted.
+
+The KV sizing is checked on its own: given the memory vLLM logged, the planner's layout must
+give the "GPU KV cache size" tokens and the "Maximum concurrency" vLLM logged, within 2%, for
+every case that logs them. `pytest -s` prints both tables.
 """
 
 from __future__ import annotations
@@ -16,34 +20,47 @@ import pytest
 import yaml
 
 from tests.paths import FIXTURES
+from vllm_serving.catalog.models import MODELS, ModelArchitecture
 from vllm_serving.planner.available_memory import (
+    GIB,
     MemoryEstimate,
     MemoryInputs,
     ModelShape,
     estimate_available_memory,
 )
+from vllm_serving.planner.kv_sizing import KvLayout, default_prefix_caching, kv_layout
 
 CORPUS = FIXTURES / "startup_logs"
 MAX_ERROR = 0.03
 MAX_MEDIAN_ERROR = 0.015
+MAX_KV_SIZING_ERROR = 0.02
 SHAPE_KEYS = ("hidden_size", "intermediate_size", "vocab_size", "num_layers",
               "num_attention_heads", "num_key_value_heads", "head_dim", "dtype_bytes")
+# Shape facts only some models have (hybrid layers, routed experts); absent means none.
+OPTIONAL_SHAPE_KEYS = ("linear_attention_layers", "experts_per_token", "expert_intermediate_size")
 
 
 def load_cases() -> list[dict[str, Any]]:
     return [yaml.safe_load(path.read_text()) | {"file": path.name} for path in sorted(CORPUS.glob("*.yaml"))]
 
 
+def case_shape(model: dict[str, Any]) -> ModelShape:
+    facts = {key: int(model[key]) for key in SHAPE_KEYS}
+    facts |= {key: int(model[key]) for key in OPTIONAL_SHAPE_KEYS if key in model}
+    return ModelShape(**facts)
+
+
 def case_inputs(case: dict[str, Any]) -> MemoryInputs:
-    engine, gpu, model = case["engine"], case["gpu"], case["model"]
+    engine, gpu = case["engine"], case["gpu"]
     return MemoryInputs(
         vllm_version=str(case["vllm_version"]),
         gpu_total_gib=float(gpu["total_gib"]),
         gpu_name=str(gpu["name"]),
         weights_gib=float(case["logged"]["weights_gib"]),
-        model=ModelShape(**{key: int(model[key]) for key in SHAPE_KEYS}),
+        model=case_shape(case["model"]),
         gpu_memory_utilization=engine["gpu_memory_utilization"],
         tp=int(engine["tp"]),
+        pp=int(engine["pp"]),
         max_num_batched_tokens=engine["max_num_batched_tokens"],
         max_num_seqs=engine["max_num_seqs"],
         usage_context=engine["usage_context"],
@@ -75,10 +92,70 @@ def error_table(rows: list[tuple[dict[str, Any], MemoryEstimate, float]]) -> str
     return "\n".join(lines)
 
 
+def case_architecture(model: dict[str, Any], max_model_len: int) -> ModelArchitecture:
+    """The catalog entry the case names, else an attention-only model from its inline shape
+    (the KV layout reads neither model_type nor family: the architecture stands in)."""
+    if "catalog" in model:
+        return MODELS[model["catalog"]]
+    return ModelArchitecture(
+        architecture=model["architecture"], model_type=model["architecture"], family=model["architecture"],
+        params_billion=float(model["params_billion"]), num_hidden_layers=int(model["num_layers"]),
+        hidden_size=int(model["hidden_size"]), vocab_size=int(model["vocab_size"]),
+        max_position_embeddings=max_model_len, num_attention_heads=int(model["num_attention_heads"]),
+        num_key_value_heads=int(model["num_key_value_heads"]), head_dim=int(model["head_dim"]),
+        full_attention_layers=int(model["num_layers"]),
+    )
+
+
+def case_layout(case: dict[str, Any]) -> KvLayout:
+    """The planner's layout of one GPU's KV cache for the case's model and flags."""
+    engine, model = case["engine"], case["model"]
+    architecture = case_architecture(model, int(engine["max_model_len"]))
+    return kv_layout(
+        architecture, tp=int(engine["tp"]), pp=int(engine["pp"]), compute_bytes=int(model["dtype_bytes"]),
+        kv_bytes=int(engine.get("kv_cache_dtype_bytes", model["dtype_bytes"])),
+        max_model_len=int(engine["max_model_len"]), prefix_caching=default_prefix_caching(architecture),
+        max_num_batched_tokens=int(engine["max_num_batched_tokens"] or 0),
+    )
+
+
+def kv_sizing_rows() -> list[tuple[dict[str, Any], int, int, float | None, float | None]]:
+    """(case, planner tokens, logged tokens, planner concurrency, logged concurrency) for every
+    case that logs "GPU KV cache size", from the memory it logged."""
+    rows = []
+    for case in load_cases():
+        logged = case["logged"]
+        if logged.get("kv_tokens") is None:
+            continue
+        layout = case_layout(case)
+        num_blocks = layout.num_blocks(int(float(logged["available_kv_gib"]) * GIB))
+        logged_concurrency = logged.get("max_concurrency")
+        concurrency = layout.max_concurrency(num_blocks) if logged_concurrency is not None else None
+        rows.append((case, layout.logged_tokens(num_blocks), int(logged["kv_tokens"]),
+                     concurrency, logged_concurrency))
+    return rows
+
+
+def kv_sizing_table(rows: list[tuple[dict[str, Any], int, int, float | None, float | None]]) -> str:
+    lines = [f"{'case':46} {'tokens':>10} {'logged':>10} {'error':>7} {'concurrency':>11} {'logged':>8}"]
+    for case, tokens, logged_tokens, concurrency, logged_concurrency in rows:
+        shown = f"{concurrency:11.2f} {logged_concurrency:8.2f}" if concurrency is not None else ""
+        lines.append(f"{case['id']:46} {tokens:10,} {logged_tokens:10,} "
+                     f"{(tokens - logged_tokens) / logged_tokens:+7.2%} {shown}")
+    return "\n".join(lines)
+
+
 @pytest.fixture(scope="module")
 def rows() -> list[tuple[dict[str, Any], MemoryEstimate, float]]:
     table_rows = predicted_rows()
     print("\n" + error_table(table_rows))
+    return table_rows
+
+
+@pytest.fixture(scope="module")
+def sizing_rows() -> list[tuple[dict[str, Any], int, int, float | None, float | None]]:
+    table_rows = kv_sizing_rows()
+    print("\n" + kv_sizing_table(table_rows))
     return table_rows
 
 
@@ -102,11 +179,29 @@ def test_each_case_uses_the_accounting_of_its_own_release(
     assert not inexact
 
 
-def test_corpus_spans_twelve_cases_and_four_releases() -> None:
+def test_kv_sizing_gives_the_logged_tokens_and_concurrency_from_the_logged_memory(
+    sizing_rows: list[tuple[dict[str, Any], int, int, float | None, float | None]],
+) -> None:
+    """The block layout alone, isolated from the memory estimate: the logged memory divided as
+    the planner divides it gives vLLM's token figure and concurrency within 2%."""
+    def off_by(found: float | None, logged: float | None) -> bool:
+        return found is not None and logged is not None and abs(found - logged) > MAX_KV_SIZING_ERROR * logged
+
+    off = [case["id"] for case, tokens, logged, concurrency, logged_concurrency in sizing_rows
+           if off_by(tokens, logged) or off_by(concurrency, logged_concurrency)]
+    assert not off, f"{off} off by more than {MAX_KV_SIZING_ERROR:.0%}:\n{kv_sizing_table(sizing_rows)}"
+
+
+def test_corpus_spans_releases_parallelism_and_model_kinds() -> None:
     cases = load_cases()
     gating = [case for case in cases if case["scope"] == "in"]
-    assert len(cases) >= 12
-    assert len({case["vllm_version"] for case in gating}) >= 4
+    assert len(cases) >= 24
+    assert len({case["vllm_version"] for case in gating}) >= 6
+    assert any(str(case["vllm_version"]).startswith("0.20") for case in gating), "a v0.20 release gates"
+    assert any(case["engine"]["tp"] > 1 for case in gating), "tensor parallelism gates"
+    assert any(case["engine"]["enforce_eager"] for case in gating), "an eager start gates"
+    assert any("experts_per_token" in case["model"] for case in gating), "a mixture of experts gates"
+    assert any("linear_attention_layers" in case["model"] for case in cases), "a hybrid model is shown"
 
 
 @pytest.mark.parametrize("case", load_cases(), ids=lambda case: case["id"])
@@ -118,3 +213,5 @@ def test_case_states_its_source_and_the_lines_used(case: dict[str, Any]) -> None
     assert str(case["logged"]["weights_gib"]).rstrip("0") in case["log_lines"]
     if case["scope"] != "skipped":
         assert case["gpu"]["total_evidence"], "a predicted case names where its GPU memory comes from"
+    if case["logged"].get("kv_tokens") is not None:
+        assert f"{case['logged']['kv_tokens']:,}" in case["log_lines"], "the token figure is quoted"

@@ -3,8 +3,9 @@
 vLLM v0.19.1 sizes them per routed token (`model_executor/layers/fused_moe/fused_moe.py`
 `TritonExperts.workspace_shapes`): workspace13 (M, topk, max(N / 2, K)) and workspace2
 (M, topk, max(N, K)), with N = 2 x the expert width / TP (w13's rows) and K = hidden, both alive
-at once (`modular_kernel.py` `FusedMoEKernel._allocate_buffers`). The catalog keeps no
-`moe_intermediate_size`; the planner derives the width from the parameter count.
+at once (`modular_kernel.py` `FusedMoEKernel._allocate_buffers`). The width is the catalog's
+`experts.intermediateSize` (config.json's `moe_intermediate_size`); an inline architecture
+without it gets a width derived from the parameter count.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import yaml
 from tests.paths import FIXTURES, ROOT
 from tests.planner.test_available_memory_corpus import case_inputs
 from vllm_serving.catalog.gpus import GPUS
-from vllm_serving.catalog.models import MODELS
+from vllm_serving.catalog.models import MODELS, ModelArchitecture
 from vllm_serving.planner.available_memory import GIB, MemoryInputs, estimate_available_memory
 from vllm_serving.planner.capacity import CapacityInputs, plan
 from vllm_serving.planner.memory_budget import derived_expert_intermediate_size, model_shape
@@ -50,10 +51,36 @@ def triton_workspace_elements(tokens: int, topk: int, width: int, hidden: int, t
 
 @pytest.mark.parametrize("tp", [1, 2, 4, 8])
 @pytest.mark.parametrize("name", list(VENDORED))
-def test_derived_width_gives_the_config_workspace(name: str, tp: int) -> None:
-    """The derived width may miss (DeepSeek-V3's dense layers and MLA: 1857 for 2048), but the
-    workspace it gives stays within 1% of the one config.json's width gives."""
+def test_the_planner_sizes_the_workspace_with_the_config_width(name: str, tp: int) -> None:
     model = MODELS[name]
+    assert model.experts is not None
+    width = expert_width(CONFIGS / f"{VENDORED[name]}.config.json")
+    shape = model_shape(model, 2)
+    assert shape.expert_intermediate_size == width
+    true = triton_workspace_elements(1, model.experts.experts_per_token, width, model.hidden_size, tp)
+    assert moe_workspace_per_token(shape, tp) == true
+
+
+def _without_width(name: str) -> ModelArchitecture:
+    """The catalog entry as an inline architecture that leaves experts.intermediateSize out."""
+    model = MODELS[name]
+    assert model.experts is not None
+    return model.model_copy(update={"experts": model.experts.model_copy(update={"intermediate_size": None})})
+
+
+def test_deepseek_v3_width_comes_from_its_config_not_the_estimate() -> None:
+    """The estimate from the parameter count misses DeepSeek-V3's (its dense layers and MLA
+    take a share of it); the catalog's width is what the planner uses."""
+    assert derived_expert_intermediate_size(_without_width("DeepSeek-V3")) != 2048
+    assert model_shape(MODELS["DeepSeek-V3"], 2).expert_intermediate_size == 2048
+
+
+@pytest.mark.parametrize("tp", [1, 2, 4, 8])
+@pytest.mark.parametrize("name", list(VENDORED))
+def test_without_the_width_the_derived_one_gives_the_config_workspace(name: str, tp: int) -> None:
+    """An architecture without experts.intermediateSize: the derived width may miss, but the
+    workspace it gives stays within 1% of the one config.json's width gives."""
+    model = _without_width(name)
     assert model.experts is not None
     true = triton_workspace_elements(1, model.experts.experts_per_token,
                                      expert_width(CONFIGS / f"{VENDORED[name]}.config.json"), model.hidden_size, tp)

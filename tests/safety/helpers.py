@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from tests.pulumi_harness import ROOT
+from tests.paths import SHIPPED_STACK_FILES
 from vllm_serving.cli import main
 
 BAD_CONFIGS = Path(__file__).resolve().parent / "bad_configs"
@@ -28,7 +28,7 @@ SENTINELS: dict[str, str] = {
 
 def stack_files() -> list[Path]:
     """Every stack file in the repository root."""
-    return sorted(ROOT.glob("Pulumi.*.yaml"))
+    return list(SHIPPED_STACK_FILES)
 
 
 def stack_kind(path: Path) -> str:

@@ -171,3 +171,16 @@ def test_a_long_value_is_quoted_as_a_short_excerpt(parser: object) -> None:
 ])
 def test_other_shapes_a_stack_file_never_has(parser: object, text: str, fragment: str) -> None:
     assert fragment in _refusal(text).message
+
+
+def test_a_bom_and_windows_line_ends_read_as_the_plain_file(parser: object) -> None:
+    """Editors on Windows save both; YAML (and Pulumi's parser) take them, so the reader does."""
+    text = (ROOT / "Pulumi.a100.yaml").read_text(encoding="utf-8")
+    assert load("\ufeff" + text.replace("\n", "\r\n")) == load(text)
+
+
+def test_yaml_1_1_booleans_read_as_pulumi_reads_them(parser: object) -> None:
+    """Pulumi parses stack files with gopkg.in/yaml.v2, a YAML 1.1 reader: an unquoted no, off,
+    yes or on is a boolean there too, so check sees what the program gets (the settings then say
+    how to quote a `restart: no`)."""
+    assert load("a: no\nb: on\nc: 'no'\nd: 30006:8000\n") == {"a": False, "b": True, "c": "no", "d": "30006:8000"}

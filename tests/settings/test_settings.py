@@ -6,18 +6,11 @@ from typing import Any
 
 import pytest
 
+from tests.settings.minimal_stack import BASE, parse_minimal
 from vllm_serving.findings import ConfigError
 from vllm_serving.settings.stack_config import parse_stack_config
 
-BASE: dict[str, Any] = {
-    "hardware": {"gpu": "A100-80GB", "count": 2},
-    "image": {"tag": "v0.19.1"},
-    "model": {"name": "Qwen3.5-27B", "hostPath": "/models/qwen"},
-}
-
-
-def _parse(**sections: Any) -> Any:
-    return parse_stack_config({f"vllm-serving:{k}": v for k, v in {**BASE, **sections}.items()})
+_parse = parse_minimal
 
 
 def _errors(**sections: Any) -> dict[str, str]:
@@ -49,7 +42,8 @@ def test_every_error_is_reported_at_once_with_its_key() -> None:
         "vllm-serving:engine.dtype",
         "vllm-serving:network.bindAddress",
     }
-    assert "'auto', 'half'" in errors["vllm-serving:engine.dtype"]
+    assert "write 'bfloat16'" in errors["vllm-serving:engine.dtype"]  # vLLM's name for bf16
+    assert "'auto', 'half'" in _errors(engine={"dtype": "int4"})["vllm-serving:engine.dtype"]
 
 
 def test_unknown_top_level_key_is_suggested() -> None:

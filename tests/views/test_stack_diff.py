@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import pytest
 
 from tests.paths import ROOT
-from tests.stack_builders import edit, shipped_settings, spec_of
+from tests.stack_builders import edit, make_spec, shipped_settings, spec_of
+from vllm_serving.settings.stack import SECTIONS as SETTINGS_SECTIONS
+from vllm_serving.settings.stack import StackSettings
 from vllm_serving.spec import ServingSpec
 from vllm_serving.stack_files.loader import load_spec
 from vllm_serving.views.stack_diff import (
     POSITIONAL,
     SECRET_VALUE,
     SECTIONS,
+    SETTINGS_KEYS,
     Change,
     parse_argv,
     stack_diff,
@@ -141,11 +145,99 @@ def test_the_view_covers_every_section() -> None:
     assert tuple(stack_view(shipped("a100-k8s"))) == SECTIONS
 
 
-def test_promoting_staging_to_prod_changes_only_the_host_and_the_release_source() -> None:
+def test_promoting_staging_to_prod_changes_only_the_host_the_release_source_and_protection() -> None:
     staging = load_spec(ROOT / "Pulumi.v100-staging.yaml", "v100-staging", ROOT)
     prod = load_spec(ROOT / "Pulumi.v100-prod.yaml", "v100-prod", ROOT)
     changes = stack_diff(staging, prod)
-    assert {c.section for c in changes} == {"target", "release", "endpoints"}
+    assert {c.section for c in changes} == {"target", "model", "release", "endpoints"}
+    # production keeps its weights volume from `pulumi destroy`
+    assert [(c.key, c.a, c.b) for c in changes if c.section == "model"] == [("protect", "false", "true")]
     (release,) = [c for c in changes if c.section == "release"]
     assert (release.key, release.a, release.b) == (
         "promotedFrom", None, "organization/vllm-serving/v100-staging")
+
+
+# (stack, settings section, its change as the stack file writes it, the diff line it must show as)
+SETTING_CHANGES: list[tuple[str, str, dict[str, Any], tuple[str, str]]] = [
+    ("v100", "target", {"sshOpts": ["-o", "StrictHostKeyChecking=yes"]}, ("target", "sshOpts")),
+    ("v100", "hardware", {"count": 16}, ("gpu", "hostCount")),
+    ("v100", "image", {"pullTimeout": "45m"}, ("image", "pullTimeout")),
+    ("v100", "model", {"protect": True}, ("model", "protect")),
+    ("v100", "cache", {"enabled": False}, ("mounts", "/root/.cache/vllm")),
+    ("v100", "engine", {"maxNumSeqs": 64}, ("argv", "--max-num-seqs")),
+    ("v100", "container", {"logMaxSize": "200m"}, ("container", "logMaxSize")),
+    ("v100", "container", {"stopGracePeriod": "2m"}, ("container", "stopGracePeriod")),
+    ("v100", "network", {"behindProxy": True}, ("network", "behindProxy")),
+    ("a100-k8s", "kubernetes", {"nodes": 2, "cache": {"accessMode": "ReadWriteMany"}}, ("kubernetes", "nodes")),
+    ("a100-k8s", "kubernetes", {"nodes": 2, "cache": {"accessMode": "ReadWriteMany"},
+                                "rdma": {"resource": "rdma/rdma_shared_device_a"}}, ("kubernetes", "rdma.resource")),
+    ("a100-k8s", "kubernetes", {"allowFrom": [{"namespace": "monitoring"}]}, ("kubernetes", "allowFrom")),
+    ("a100-k8s", "kubernetes", {"networkPolicy": False}, ("kubernetes", "networkPolicy")),
+    ("a100-k8s", "kubernetes", {"createNamespace": False}, ("kubernetes", "createNamespace")),
+    ("a100-k8s", "kubernetes", {"service": {"type": "NodePort", "nodePort": 30080}},
+     ("kubernetes", "service.nodePort")),
+    ("a100-k8s", "kubernetes", {"resources": {"memory": "96g"}}, ("kubernetes", "resources.memory")),
+    ("a100-k8s", "kubernetes", {"terminationGracePeriodSeconds": 120},
+     ("kubernetes", "terminationGracePeriodSeconds")),
+    ("a100-k8s", "kubernetes", {"replicas": 2, "cache": {"accessMode": "ReadWriteMany"}}, ("container", "replicas")),
+    ("v100", "release", {"promoteFrom": "organization/vllm-serving/v100-staging"}, ("release", "promotedFrom")),
+    ("v100", "preflight", {"enabled": False}, ("preflight", "enabled")),
+    ("a100-k8s", "observability", {"prometheusOperator": True}, ("observability", "prometheusOperator")),
+    ("a100-k8s", "observability", {"grafanaDashboard": True}, ("observability", "grafanaDashboard")),
+    ("v100", "observability", {"ttftP95Seconds": 5}, ("observability", "ttftP95Seconds")),
+    ("v100", "observability", {"scrapeInterval": "30s"}, ("observability", "scrapeInterval")),
+    ("a100-k8s", "observability", {"labels": {"release": "kube-prometheus-stack"}}, ("observability", "labels")),
+    ("a100-k8s", "observability", {"dashboardNamespace": "monitoring"}, ("observability", "dashboardNamespace")),
+]
+
+
+@pytest.mark.parametrize(("stack", "section", "change", "shown"), SETTING_CHANGES,
+                         ids=[f"{c[1]}.{next(iter(c[2]))}" for c in SETTING_CHANGES])
+def test_every_settings_change_shows_in_the_diff(stack: str, section: str, change: dict[str, Any],
+                                                 shown: tuple[str, str]) -> None:
+    before, after = make_spec(stack), make_spec(stack, **{section: change})
+    changes = by_key(stack_diff(before, after))
+    assert shown in changes
+    assert stack_diff(after, after) == []
+
+
+def test_every_settings_section_has_a_change_that_shows() -> None:
+    assert {c[1] for c in SETTING_CHANGES} == set(SETTINGS_SECTIONS)
+
+
+def test_settings_read_as_the_stack_file_writes_them() -> None:
+    changes = by_key(stack_diff(make_spec("a100-k8s"), make_spec(
+        "a100-k8s", kubernetes={"resources": {"memory": "96g"}}, observability={"scrapeInterval": "30s"})))
+    assert changes[("kubernetes", "resources.memory")] == ("64Gi", "96Gi")
+    assert changes[("observability", "scrapeInterval")] == ("15s", "30s")
+
+
+def test_a_fact_the_plan_shows_is_not_repeated_from_the_settings() -> None:
+    changes = stack_diff(make_spec("a100-k8s"), make_spec("a100-k8s", kubernetes={"namespace": "inference"}))
+    assert ("kubernetes", "namespace") not in by_key(changes)
+    assert by_key(changes)[("container", "namespace")] == ("vllm", "inference")
+
+
+# Settings keys the plan's own facts show (argv, mounts, ports, endpoints, ...); every other key
+# must be one SETTINGS_KEYS compares, so a new setting cannot slip past `diff` unseen.
+SHOWN_BY_THE_PLAN: dict[str, frozenset[str] | None] = {
+    "target": frozenset({"kind", "dockerHost", "hosts"}),
+    "hardware": None,  # gpu, hostCount, given
+    "image": frozenset({"registry", "repository", "tag", "digest", "username"}),
+    "model": frozenset({"name", "architecture", "configFile", "hostPath", "volumeName", "containerPath",
+                        "servedName"}),
+    "cache": None,  # mounts
+    "engine": None,  # argv and env
+    "container": frozenset({"name", "runtime", "ipcMode", "shmSize", "privileged", "restart", "startupTimeout"}),
+    "network": frozenset({"hostPort", "bindAddress", "publicHost"}),
+    "release": None,  # promotedFrom
+}
+
+
+@pytest.mark.parametrize("section", SETTINGS_SECTIONS)
+def test_every_setting_is_compared(section: str) -> None:
+    fields = {f.alias or n for n, f in StackSettings.model_fields[section].annotation.model_fields.items()}
+    plan = SHOWN_BY_THE_PLAN.get(section, frozenset())
+    compared = SETTINGS_KEYS.get(section, ())
+    unseen = set() if plan is None or compared is None else fields - plan - set(compared)
+    assert unseen == set(), f"{section}: add {sorted(unseen)} to SETTINGS_KEYS or show it in the plan"

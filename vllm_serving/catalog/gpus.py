@@ -7,6 +7,7 @@ Kubernetes product labels are those NVIDIA's GPU feature discovery sets (`nvidia
 from __future__ import annotations
 
 import difflib
+import re
 
 from pydantic import BaseModel, ConfigDict
 
@@ -155,5 +156,33 @@ def find_gpu(name: str) -> GpuSpec | None:
     return by_lower.get(key) or by_lower.get(GPU_ALIASES.get(key, "").lower())
 
 
+# Words nvidia-smi and node labels put around the model name ("Tesla V100-SXM2-32GB",
+# "NVIDIA A100-SXM4-80GB", "NVIDIA-GeForce-RTX-4090").
+_VENDOR_WORDS = re.compile(r"^(?:nvidia|tesla|geforce|quadro)[-\s_]+", re.IGNORECASE)
+
+
+def _folded(name: str) -> str:
+    """`Tesla V100-SXM2-32GB` -> `v100-sxm2-32gb`: vendor words off, spaces and '_' as '-'."""
+    text = name.strip()
+    while _VENDOR_WORDS.match(text):
+        text = _VENDOR_WORDS.sub("", text, count=1)
+    return re.sub(r"[\s_]+", "-", text).lower()
+
+
 def suggest_gpu(name: str) -> list[str]:
-    return difflib.get_close_matches(name, list(GPUS), n=3, cutoff=0.4)
+    """Catalog names for a name as people write it: nvidia-smi's or the node label's spelling
+    first (exact), else the family's entries (`a100`: every A100), else the closest spellings."""
+    folded = _folded(name)
+    spelt: dict[str, str] = {}
+    for gpu in GPUS.values():
+        for form in (gpu.name, _folded(gpu.product_label)):
+            spelt.setdefault(_folded(form), gpu.name)
+    spelt.update(GPU_ALIASES)
+    if folded in spelt:
+        return [spelt[folded]]
+    family = [g for g in GPUS if _folded(g).startswith(f"{folded}-") or _folded(g).split("-")[0] == folded]
+    family += [g for g in GPUS if folded.startswith(f"{_folded(g)}-") and g not in family]
+    if family:
+        return family[:4]
+    close = difflib.get_close_matches(folded, list(spelt), n=6, cutoff=0.4)
+    return list(dict.fromkeys(spelt[c] for c in close))[:3]

@@ -112,7 +112,11 @@ def _experts(text: Mapping[str, Any]) -> MixtureOfExperts | None:
         return None
     shared = int(text.get("n_shared_experts") or (1 if text.get("shared_expert_intermediate_size") else 0))
     per_token = text.get("num_experts_per_tok") or text["experts_per_token"]
-    return MixtureOfExperts(num_experts=int(count), experts_per_token=int(per_token), shared_experts=shared)
+    # the width vLLM builds each expert with: FusedMoE(intermediate_size=config.moe_intermediate_size)
+    # in qwen3_moe.py and deepseek_v2.py, config.intermediate_size in gpt_oss.py and mixtral.py (v0.19.1)
+    width = text.get("moe_intermediate_size") or text.get("intermediate_size")
+    return MixtureOfExperts(num_experts=int(count), experts_per_token=int(per_token), shared_experts=shared,
+                            intermediate_size=int(width) if width else None)
 
 
 def _attention_params(text: Mapping[str, Any], head_dim: int, mla: MultiLatentAttention | None) -> int:
@@ -134,7 +138,9 @@ def _mlp_params(text: Mapping[str, Any], layers: int) -> int:
     experts = _experts(text)
     if experts is None:
         return layers * 3 * hidden * int(text["intermediate_size"])
-    width = int(text.get("moe_intermediate_size") or text["intermediate_size"])
+    width = experts.intermediate_size
+    if width is None:
+        raise KeyError("moe_intermediate_size")
     shared = int(text.get("shared_expert_intermediate_size") or 0) or experts.shared_experts * width
     dense = int(text.get("first_k_dense_replace") or 0) + len(text.get("mlp_only_layers") or [])
     moe = experts.num_experts * 3 * hidden * width + 3 * hidden * shared + hidden * experts.num_experts

@@ -83,6 +83,9 @@ class MixtureOfExperts(_Facts):
     """Experts each token is routed to (`num_experts_per_tok`)."""
     shared_experts: int = Field(default=0, ge=0)
     """Experts every token also runs (`n_shared_experts`; 1 where a shared expert is sized)."""
+    intermediate_size: int | None = Field(default=None, ge=1)
+    """One routed expert's MLP width: `moe_intermediate_size`, else (gpt-oss, Mixtral, whose
+    experts are the MLP) `intermediate_size`; unset: the planner derives it from the parameter count."""
 
 
 class ModelArchitecture(_Facts):

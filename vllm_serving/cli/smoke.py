@@ -8,7 +8,12 @@ without the API key and 200 with it (when the stack sets apiKey; the key is read
 VLLM_SERVING_SECRET_APIKEY, e.g. `VLLM_SERVING_SECRET_APIKEY=$(pulumi config get apiKey)`, and
 never printed); /metrics exposes vllm:num_requests_running and vllm:kv_cache_usage_perc.
 
-Exit status: 0 when every check passes, 1 when one fails, 2 when the stack cannot be read.
+A Docker fleet (target.hosts): every host, each against its own baseUrl, one block of rows per
+host and a line naming the hosts that failed; `--host ID` checks one host (at `--base-url`, if
+given). `--base-url` alone checks that one URL instead (e.g. the fleet's load balancer).
+
+Exit status: 0 when every check passes (on every host), 1 when one fails, 2 when the stack cannot
+be read or `--host` names no host of it.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from typing import Any
 from vllm_serving.cli.render import secret_variable
 from vllm_serving.cli.stacks import STACK_HELP, load_stack
 from vllm_serving.findings import ConfigError
+from vllm_serving.fleet import fleet_hosts
+from vllm_serving.views.fleet import select_hosts
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
 
@@ -51,6 +58,8 @@ def register(sub: Any) -> None:
                         help="the API to check, e.g. http://localhost:8000/v1 (default: the stack's baseUrl)")
     parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_SECONDS,
                         help=f"seconds each request may take (default {DEFAULT_TIMEOUT_SECONDS:g})")
+    parser.add_argument("--host", metavar="ID", default=None,
+                        help="a Docker fleet (target.hosts): check only this host (default: every host)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)
 
@@ -63,11 +72,24 @@ def run(args: argparse.Namespace) -> int:
         for finding in exc.findings:
             print(finding.line(), file=sys.stderr)
         return 2
+    hosts = fleet_hosts(spec)
+    try:
+        if args.host is not None and not hosts:
+            raise ValueError(f"--host {args.host}: stack {spec.stack} has no target.hosts (it is one server)")
+        chosen = select_hosts(hosts, args.host)
+    except ValueError as exc:
+        print(f"vllm-stack: {exc}", file=sys.stderr)
+        return 2
     # httpx takes ~0.25 s to import: only this verb pays for it, not every `vllm-stack` start
-    from vllm_serving.smoke.report import smoke_stack  # noqa: PLC0415
+    from vllm_serving.smoke.report import smoke_fleet, smoke_stack  # noqa: PLC0415
 
-    ok, text = smoke_stack(spec, base_url=args.base_url or spec.endpoints()["baseUrl"],
-                           api_key=os.environ.get(secret_variable("apiKey")) or None, timeout=args.timeout,
-                           json_output=args.json)
+    api_key = os.environ.get(secret_variable("apiKey")) or None
+    # a fleet's hosts each at their own URL; one host at --base-url (a tunnel to it, say) with --host
+    if chosen and (args.base_url is None or args.host is not None):
+        urls = [(h.id, args.base_url or h.spec.endpoints()["baseUrl"]) for h in chosen]
+        ok, text = smoke_fleet(spec, urls, api_key=api_key, timeout=args.timeout, json_output=args.json)
+    else:
+        ok, text = smoke_stack(spec, base_url=args.base_url or spec.endpoints()["baseUrl"], api_key=api_key,
+                               timeout=args.timeout, json_output=args.json)
     print(text)
     return 0 if ok else 1

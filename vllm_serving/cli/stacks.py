@@ -16,6 +16,7 @@ from vllm_serving.release.promotion import promote_from
 from vllm_serving.rules.every_error import every_finding, stack_build
 from vllm_serving.spec import ServingSpec
 from vllm_serving.stack_files.loader import load_spec, read_stack_file, stack_name, stack_path
+from vllm_serving.stack_files.namespaces import corrected
 
 STACK_HELP = "stack name (Pulumi.STACK.yaml in the project) or the path of a stack file"
 
@@ -43,7 +44,9 @@ def stack_findings(stack: str, path: Path, project_dir: Path, first: list[Findin
     except ConfigError:
         return first
     seen = {(f.code, f.key) for f in first}
-    more = every_finding(stack_file.values, stack_build(stack_file.secret_keys, stack, project_dir))
+    # under a misspelt namespace the section is what the author meant: check it as written there
+    values = corrected(stack_file.values)
+    more = every_finding(values, stack_build(stack_file.secret_keys, stack, project_dir))
     found = first + [f for f in more if (f.code, f.key) not in seen]
     return sorted(found, key=lambda f: f.severity is not Severity.ERROR)
 

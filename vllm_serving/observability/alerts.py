@@ -2,9 +2,10 @@
 carried by the Kubernetes PrometheusRule.
 
 Each alert is data (`ALERTS`): a PromQL template over `%sel` (the labels of this stack's series,
-`series.series_labels`), `%ttft` (`observability.ttftP95Seconds`) and `%down` (how long a
-restart may take before the server counts as down: the model load, plus the image pull on a
-Kubernetes node). Metric names from `vllm/v1/metrics/loggers.py` (v0.19.1).
+`series.series_labels`), `%server` (the labels that tell its servers apart: the job, and a Docker
+fleet's host, so each alert fires per host), `%ttft` (`observability.ttftP95Seconds`) and `%down`
+(how long a restart may take before the server counts as down: the model load, plus the image
+pull on a Kubernetes node). Metric names from `vllm/v1/metrics/loggers.py` (v0.19.1).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import yaml
 
 from vllm_serving import timing
-from vllm_serving.observability.series import matchers, series_labels
+from vllm_serving.observability.series import matchers, series_labels, server_labels
 from vllm_serving.observability.template import fill
 from vllm_serving.spec import ServingSpec
 
@@ -39,28 +40,29 @@ class Alert:
 
 ALERTS: tuple[Alert, ...] = (
     Alert("VllmKvCacheAlmostFull",
-          f"max by (job, instance, engine) (vllm:kv_cache_usage_perc{{%sel}}) > {KV_CACHE_FULL:g}", "10m", "warning",
+          f"max by (%server, instance, engine) (vllm:kv_cache_usage_perc{{%sel}}) > {KV_CACHE_FULL:g}",
+          "10m", "warning",
           f"vLLM KV cache over {KV_CACHE_FULL * 100:g}%% full for 10 minutes",
           "{{ $labels.instance }} engine {{ $labels.engine }}: {{ $value | humanizePercentage }} of the KV cache "
           "in use. New requests wait and running ones get preempted: lower engine.maxNumSeqs or "
           "engine.maxModelLen, raise engine.gpuMemoryUtilization, or add servers."),
     Alert("VllmRequestsQueueing",
-          "sum by (job, instance) (deriv(vllm:num_requests_waiting{%sel}[%window])) > 0 "
-          "and sum by (job, instance) (vllm:num_requests_waiting{%sel}) > 0", "5m", "warning",
+          "sum by (%server, instance) (deriv(vllm:num_requests_waiting{%sel}[%window])) > 0 "
+          "and sum by (%server, instance) (vllm:num_requests_waiting{%sel}) > 0", "5m", "warning",
           "vLLM waiting requests growing for 5 minutes",
           "{{ $labels.instance }}: the queue of waiting requests keeps growing; the server takes in more "
           "than it finishes. Add servers, or lower the load."),
     Alert("VllmPreempting",
-          "sum by (job, instance) (rate(vllm:num_preemptions_total{%sel}[%window])) > 0", "5m", "warning",
+          "sum by (%server, instance) (rate(vllm:num_preemptions_total{%sel}[%window])) > 0", "5m", "warning",
           "vLLM preempting requests for 5 minutes",
           "{{ $labels.instance }}: {{ $value | humanize }} preemptions/s. The KV cache cannot hold the running "
           "batch, so requests are evicted and recomputed: lower engine.maxNumSeqs or raise "
           "engine.gpuMemoryUtilization."),
     Alert("VllmTimeToFirstTokenHigh",
-          "histogram_quantile(0.95, sum by (job, le) "
+          "histogram_quantile(0.95, sum by (%server, le) "
           "(rate(vllm:time_to_first_token_seconds_bucket{%sel}[%window]))) > %ttft", "10m", "warning",
           "vLLM p95 time to first token above %ttft s for 10 minutes",
-          "{{ $labels.job }}: p95 time to first token {{ $value | humanizeDuration }}, above "
+          "%who: p95 time to first token {{ $value | humanizeDuration }}, above "
           "observability.ttftP95Seconds (%ttft s)."),
     Alert("VllmServerDown", "up{%sel} == 0", "%down", "critical",
           "vLLM server down for longer than a restart takes",
@@ -83,7 +85,10 @@ def down_for(spec: ServingSpec) -> str:
 
 
 def _values(spec: ServingSpec) -> dict[str, str]:
-    return {"sel": matchers(series_labels(spec)), "window": WINDOW,
+    server = server_labels(spec)
+    # a per-server alert's subject: the job, then `host gpu01` on a fleet
+    who = " ".join(["{{ $labels.job }}", *(f"{label} {{{{ $labels.{label} }}}}" for label in server[1:])])
+    return {"sel": matchers(series_labels(spec)), "server": ", ".join(server), "who": who, "window": WINDOW,
             "ttft": f"{spec.settings.observability.ttft_p95_seconds:g}", "down": down_for(spec)}
 
 

@@ -2,7 +2,8 @@
 carried by the Kubernetes ConfigMap, so both backends get the same panels.
 
 The rows and panels are data (`ROWS`); a panel's queries are PromQL templates over `%sel` (the
-dashboard's `job` and `model_name` variables) and `%window` (Grafana's `$__rate_interval`). Every
+dashboard's `job` and `model_name` variables, and on a Docker fleet `host`, whose "All" sums the
+fleet and whose values pick hosts) and `%window` (Grafana's `$__rate_interval`). Every
 metric name comes from vLLM's `vllm/v1/metrics/loggers.py` and `vllm/v1/spec_decode/metrics.py`
 (v0.19.1); `rules/observability.py` checks them against the stack's release.
 """
@@ -16,14 +17,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from vllm_serving.fleet import is_fleet
 from vllm_serving.observability.promql import variable_selector
-from vllm_serving.observability.series import scrape_job
+from vllm_serving.observability.series import HOST_LABEL, scrape_job
 from vllm_serving.observability.template import fill, histogram_mean, histogram_quantile
 from vllm_serving.spec import ServingSpec
 
 SCHEMA_VERSION = 39  # Grafana 10.4/11's dashboard model
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 SELECTION = 'job=~"$job",model_name=~"$model_name"'
+FLEET_SELECTION = f'job=~"$job",{HOST_LABEL}=~"${HOST_LABEL}",model_name=~"$model_name"'
 WINDOW = "$__rate_interval"
 PERCENTILES = (0.5, 0.9, 0.99)
 VARIABLE_METRIC = "vllm:num_requests_running"
@@ -127,26 +130,36 @@ def shown(spec: ServingSpec) -> list[tuple[Row, list[Panel]]]:
     return [(row, panels) for row, panels in found if panels]
 
 
-def panel_expr(template: str) -> str:
+def selection(spec: ServingSpec) -> str:
+    """The label matchers of every panel query: the dashboard's variables."""
+    return FLEET_SELECTION if is_fleet(spec) else SELECTION
+
+
+def panel_expr(template: str, selected: str = SELECTION) -> str:
     """A query as the dashboard holds it."""
-    return fill(template, sel=SELECTION, window=WINDOW)
+    return fill(template, sel=selected, window=WINDOW)
 
 
 def variables(spec: ServingSpec) -> list[dict[str, Any]]:
-    """Data source, then the stack's `job` and served model, each defaulting to this stack."""
+    """Data source, then the stack's `job` and served model, each defaulting to this stack (and a
+    fleet's `host`, defaulting to all of them)."""
     job = scrape_job(spec)
 
-    def query(name: str, definition: str, current: str, include_all: bool) -> dict[str, Any]:
+    def query(name: str, definition: str, current: str, include_all: bool, multi: bool = False) -> dict[str, Any]:
+        value = "$__all" if current == "All" else current
         return {"name": name, "label": name, "type": "query", "datasource": DATASOURCE,
                 "definition": definition, "query": {"query": definition, "refId": name},
-                "current": {"text": current, "value": current}, "includeAll": include_all,
-                "allValue": ".*" if include_all else None, "multi": False, "refresh": 2, "sort": 1,
+                "current": {"text": current, "value": value}, "includeAll": include_all,
+                "allValue": ".*" if include_all else None, "multi": multi, "refresh": 2, "sort": 1,
                 "hide": 0, "options": [], "regex": ""}
 
+    hosts = [query(HOST_LABEL, f'label_values({VARIABLE_METRIC}{{job=~"$job"}}, {HOST_LABEL})', "All", True,
+                   multi=True)] if is_fleet(spec) else []
     return [
         {"name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus",
          "current": {}, "hide": 0, "options": [], "refresh": 1, "regex": ""},
         query("job", f"label_values({VARIABLE_METRIC}, job)", job, False),
+        *hosts,
         query("model_name", f'label_values({VARIABLE_METRIC}{{job=~"$job"}}, model_name)',
               spec.served_model_name, True),
     ]
@@ -163,8 +176,8 @@ def variable_selectors(dashboard_model: dict[str, Any]) -> list[tuple[str, str]]
     return found
 
 
-def _panel(panel: Panel, panel_id: int, x: int, y: int) -> dict[str, Any]:
-    targets = [{"refId": chr(ord("A") + i), "datasource": DATASOURCE, "expr": panel_expr(q.expr),
+def _panel(panel: Panel, panel_id: int, x: int, y: int, selected: str) -> dict[str, Any]:
+    targets = [{"refId": chr(ord("A") + i), "datasource": DATASOURCE, "expr": panel_expr(q.expr, selected),
                 "legendFormat": q.legend, "range": True} for i, q in enumerate(panel.queries)]
     return {"id": panel_id, "type": "timeseries", "title": panel.title, "description": fill(panel.description),
             "datasource": DATASOURCE, "gridPos": {"h": 8, "w": 12, "x": x, "y": y},
@@ -191,7 +204,7 @@ def dashboard(spec: ServingSpec) -> dict[str, Any]:
                        "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}, "panels": []})
         y += 1
         for i, panel in enumerate(row_panels):
-            panels.append(_panel(panel, len(panels) + 1, 12 * (i % 2), y + 8 * (i // 2)))
+            panels.append(_panel(panel, len(panels) + 1, 12 * (i % 2), y + 8 * (i // 2), selection(spec)))
         y += 8 * ((len(row_panels) + 1) // 2)
     return {
         "uid": uid(spec.stack), "title": f"vLLM {spec.stack}",

@@ -15,12 +15,15 @@ import json
 from urllib.parse import urlsplit
 
 from vllm_serving.engine.release_registry import VllmRelease
+from vllm_serving.fleet import is_fleet
 from vllm_serving.spec import ServingSpec
 
 SHOW_HIDDEN_FLAG = "--show-hidden-metrics-for-version"
 """Hidden (deprecated) metrics are exported only with this flag (`vllm/v1/metrics/loggers.py`)."""
 PROMETHEUS_SERIES = frozenset({"up"})
 """Series Prometheus itself writes for every scrape target (the only non-vLLM names used)."""
+HOST_LABEL = "host"
+"""A Docker fleet's series carry the id of the host that exports them (its scrape target's label)."""
 
 
 def exported_series(release: VllmRelease, show_hidden: bool = False) -> frozenset[str]:
@@ -52,6 +55,12 @@ def series_labels(spec: ServingSpec) -> dict[str, str]:
     if spec.settings.target.kind == "kubernetes":
         found["namespace"] = spec.settings.kubernetes.namespace
     return found
+
+
+def server_labels(spec: ServingSpec) -> tuple[str, ...]:
+    """The labels that tell one server's series from another's beside `instance`: the job, and on
+    a Docker fleet the host id (`instance` is an address; the id is what the stack names a host)."""
+    return ("job", HOST_LABEL) if is_fleet(spec) else ("job",)
 
 
 def matchers(labels: dict[str, str]) -> str:

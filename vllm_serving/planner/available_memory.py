@@ -174,14 +174,21 @@ def batch_defaults(release: ReleaseAccounting, inputs: MemoryInputs) -> tuple[in
     return tokens, seqs
 
 
+def sampler_bytes_per_logit(sampler: Sampler, rows: int) -> int:
+    """Bytes per (row x vocab) element at the sampler's peak: the last [first row count, bytes]
+    pair of the sampler the run's rows reach (PyTorch's sort allocates by row count)."""
+    steps = load_accounting().model["sampler_bytes_per_logit"][sampler]
+    return int(max((step for step in steps if rows >= step[0]), key=lambda step: step[0])[1])
+
+
 def _activation_bytes(inputs: MemoryInputs, sampler: Sampler, tokens: int, seqs: int) -> int:
     """Peak of the profiling run: the larger of one layer's forward buffers over all batched
     tokens and the sampler's logits over min(max_num_seqs, tokens) rows."""
     shape, model = inputs.model, load_accounting().model
-    per_logit = int(model["sampler_bytes_per_logit"][sampler])
+    rows = min(seqs, tokens)
+    per_logit = sampler_bytes_per_logit(sampler, rows)
     if inputs.num_speculative_tokens:
         per_logit = max(per_logit, int(model["speculative_sampler_bytes_per_logit"]))
-    rows = min(seqs, tokens)
     sampler_bytes = rows * shape.vocab_size * per_logit + tokens * shape.hidden_size * shape.dtype_bytes
     return max(forward_bytes(shape, tokens, inputs.tp), sampler_bytes)
 

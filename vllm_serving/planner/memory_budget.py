@@ -4,7 +4,7 @@ inputs of `available_memory.estimate_available_memory`.
 - the release: the image tag as the release registry names it (`engine/release_registry.py`),
   else the version the tag spells, else the project's pinned release;
 - the shape: the catalog's architecture (`intermediate_size` derived when a dense entry lacks
-  it; a mixture of experts' expert width derived from its parameter count);
+  it; a mixture of experts' expert width, `experts.intermediate_size`, derived likewise);
 - the compile mode: `--enforce-eager`, `-O<level>` / `--optimization-level` and
   `--compilation-config` `cudagraph_mode` in `engine.extraArgs`, matched as the release parses them;
 - the hybrid KV cache manager: `--[no-]disable-hybrid-kv-cache-manager`, `--kv-transfer-config`
@@ -63,8 +63,8 @@ def derived_intermediate_size(model: ModelArchitecture) -> int:
 
 
 def derived_expert_intermediate_size(model: ModelArchitecture) -> int:
-    """One routed expert's MLP width from the parameter count (the catalog does not keep
-    config.json's `moe_intermediate_size`): what a layer holds beyond its attention projections,
+    """One routed expert's MLP width from the parameter count, for an architecture that does not
+    give `experts.intermediateSize`: what a layer holds beyond its attention projections,
     over gate + up + down (3 x hidden) of every routed and shared expert. The MoE workspace
     depends on it only where 2 x width / tp exceeds hidden (e.g. gpt-oss); 0 for a dense model."""
     experts = model.experts
@@ -90,7 +90,8 @@ def model_shape(model: ModelArchitecture, compute_bytes: int) -> ModelShape:
         head_dim=model.head_dim, dtype_bytes=compute_bytes,
         linear_attention_layers=linear.num_layers if linear is not None else 0,
         experts_per_token=experts.experts_per_token if experts is not None else 0,
-        expert_intermediate_size=derived_expert_intermediate_size(model),
+        expert_intermediate_size=(experts.intermediate_size if experts is not None and experts.intermediate_size
+                                  else derived_expert_intermediate_size(model)),
     )
 
 

@@ -48,15 +48,18 @@ def docker_weights_source(spec: ServingSpec) -> str:
     return f"the Docker volume {model.volume_name} ({config_key('model', 'volumeName')})"
 
 
-def preflight_command(spec: ServingSpec, backend: Backend, weights_source: str) -> PreflightCommand | None:
-    """The preflight of `spec` on `backend`; None when `preflight.enabled` is false."""
+def preflight_command(spec: ServingSpec, backend: Backend, weights_source: str,
+                      gpus: int | None = None) -> PreflightCommand | None:
+    """The preflight of `spec` on `backend`, on a container given `gpus` GPUs (default: the
+    server's TP x PP x DP); None when `preflight.enabled` is false."""
     if not spec.settings.preflight.enabled:
         return None
-    gpus = spec.settings.hardware.uses_gpus
-    checks = tuple(c for c in CHECKS[backend] if gpus or c not in GPU_CHECKS)
+    uses_gpus = spec.settings.hardware.uses_gpus
+    checks = tuple(c for c in CHECKS[backend] if uses_gpus or c not in GPU_CHECKS)
     args: tuple[str, ...] = ("--backend", backend, "--weights", spec.settings.model.mount_path,
                              "--weights-source", weights_source)
-    if gpus:
+    if uses_gpus:
         major, minor = spec.gpu.compute_capability
-        args += ("--gpus", str(spec.settings.engine.gpus_needed), "--capability", f"{major}.{minor}")
+        count = spec.settings.engine.gpus_needed if gpus is None else gpus
+        args += ("--gpus", str(count), "--capability", f"{major}.{minor}")
     return PreflightCommand(ENTRYPOINT, (*args, *checks), checks)

@@ -19,6 +19,11 @@ ENV = config_key("engine", "env")
 # Inside the container the GPUs Docker (hardware.deviceIds) or Kubernetes hands over are
 # numbered from 0; a host index here selects a GPU the container does not have.
 GPU_SELECTION_ENV = "CUDA_VISIBLE_DEVICES"
+# Read by the NVIDIA container runtime (not by CUDA) to choose which GPUs it mounts into the
+# container: set by hand it competes with the device request, and on Kubernetes an unprivileged
+# pod gets GPUs the scheduler gave other pods (NVIDIA Container Toolkit,
+# accept-nvidia-visible-devices-envvar-when-unprivileged, on by default).
+RUNTIME_GPU_ENV = ("NVIDIA_VISIBLE_DEVICES",)
 API_SERVER_SRC = "vllm/entrypoints/openai/api_server.py validate_api_server_args"
 
 
@@ -105,6 +110,11 @@ def _gpu_selection_env(ctx: Context) -> Facts | None:
     return {"name": GPU_SELECTION_ENV} if GPU_SELECTION_ENV in ctx.engine.env else None
 
 
+def _runtime_gpu_env(ctx: Context) -> Facts | None:
+    name = next((n for n in RUNTIME_GPU_ENV if n in ctx.engine.env), None)
+    return None if name is None else {"name": name, "value": ctx.engine.env[name][:20]}
+
+
 def _remote_code(ctx: Context) -> Facts | None:
     native = ctx.model.architecture in NATIVE_ARCHITECTURES or ctx.model.min_vllm_version is not None
     if ctx.engine.trust_remote_code and native:
@@ -176,6 +186,15 @@ RULES: tuple[Rule, ...] = (
          "exits, or silently uses fewer.",
          "vllm/envs.py CUDA_VISIBLE_DEVICES; vllm/platforms/cuda.py CudaPlatformBase.device_control_env_var",
          _gpu_selection_env),
+    Rule("env-gpu-runtime-selection", Severity.ERROR, ENV,
+         "engine.env sets {name}={value}, which the NVIDIA container runtime reads to choose the GPUs it mounts: "
+         "it competes with the GPUs the stack requests and can expose GPUs other workloads hold",
+         "remove it from engine.env: hardware.deviceIds (Docker) or the GPU request (Kubernetes) selects the GPUs",
+         "NVIDIA_VISIBLE_DEVICES in engine.env.",
+         "The container sees other GPUs than the plan (on Kubernetes, `all` reaches GPUs allocated to other pods).",
+         "NVIDIA Container Toolkit (NVIDIA_VISIBLE_DEVICES; accept-nvidia-visible-devices-envvar-when-unprivileged); "
+         "NVIDIA k8s-device-plugin DEVICE_LIST_STRATEGY; vllm_serving/rules/engine_flags.py RUNTIME_GPU_ENV "
+         "(vLLM itself never reads the variable)", _runtime_gpu_env),
     Rule("trust-remote-code-native", Severity.WARNING, config_key("engine", "trustRemoteCode"),
          "trustRemoteCode runs Python shipped with the weights, but vLLM runs {arch} natively",
          "set engine.trustRemoteCode: false",

@@ -5,7 +5,8 @@ Validation stops at the first stage that fails: a type error leaves no settings 
 up in, an unknown GPU no spec to run the rules on. So after config errors the stack is built
 again without the offending keys (their defaults stand in), and what that second build finds -
 catalog errors, rule findings - is added, except what could be about a stand-in rather than
-the stack: a finding on a removed key itself (TP 1 for a TP that did not parse), a repeat of a
+the stack: a finding on a removed key itself or a key under it (TP 1 for a TP that did not parse,
+or for an engine section that was empty), a repeat of a
 first-stage error (a misspelt `model.nmae` also leaves `model.name` missing), and the memory
 findings when a key they are computed from (engine, hardware, model) was removed.
 """
@@ -105,6 +106,12 @@ def _section(key: str) -> str | None:
     return str(path[0]) if path else None
 
 
+def _inside(key: str, removed: set[str]) -> bool:
+    """`key` is a removed key or lies under one (`engine.tensorParallelSize` of a removed `engine`):
+    a finding there is about the default that stood in, not about the stack."""
+    return any(key == r or key.startswith((f"{r}.", f"{r}[")) for r in removed)
+
+
 def every_finding(values: Mapping[str, Any], build: Build) -> list[Finding]:
     """All findings of one stack's raw config: errors first, then warnings."""
     try:
@@ -129,7 +136,7 @@ def every_finding(values: Mapping[str, Any], build: Build) -> list[Finding]:
                 later = check(build(_with_stand_ins(stripped, missing)))
             except ConfigError as again:
                 later = list(again.findings)
-    later = [f for f in later if f.key not in keys and (f.code, f.key) not in seen
+    later = [f for f in later if not _inside(f.key, keys) and (f.code, f.key) not in seen
              and not (stand_in_memory and f.code in _CAPACITY_CODES)]
     return sorted(first + later, key=lambda f: f.severity is not Severity.ERROR)
 

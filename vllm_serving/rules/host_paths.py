@@ -50,6 +50,17 @@ SYSTEM_PATHS: tuple[SystemPath, ...] = (
     *(SystemPath(p, True, True, "the host's installed programs")
       for p in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")),
 )
+# Directories that hold credentials wherever they sit (a user's home, a service account's):
+# ssh keys and authorized_keys, cloud, cluster, registry and Pulumi credentials.
+CREDENTIAL_DIRS: dict[str, str] = {
+    ".ssh": "ssh keys and authorized_keys", ".gnupg": "GPG private keys", ".aws": "AWS credentials",
+    ".azure": "Azure credentials", ".kube": "cluster credentials (kubeconfig)",
+    ".docker": "registry credentials (config.json)", ".pulumi": "Pulumi credentials and state",
+    ".config": "application credentials (gcloud, gh, ...)",
+}
+# A file of a checkpoint rather than its directory; vLLM takes a directory holding config.json
+# (a single .gguf file is the exception, so it is not listed).
+WEIGHT_FILE_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".json")
 # Container paths a weights mount must not hide (or sit in): the image's own programs, Python
 # (under /usr/local), vLLM's working directory, and the kernel's file systems.
 CONTAINER_KEEP = ("/bin", "/etc", "/lib", "/lib64", "/sbin", "/usr", "/vllm-workspace", "/proc", "/sys", "/dev")
@@ -129,13 +140,25 @@ def system_path(path: str, writable: bool) -> SystemPath | None:
     return None
 
 
+def _credentials(path: str) -> SystemPath | None:
+    directory = next((part for part in posixpath.normpath(path).split("/") if part in CREDENTIAL_DIRS), None)
+    return None if directory is None else SystemPath(path, True, False, CREDENTIAL_DIRS[directory])
+
+
 def _system(ctx: Context) -> list[Facts] | None:
     found: list[Facts] = []
     for p in host_paths(ctx):
-        system = None if _socket(p.path) else system_path(p.path, p.writable)
+        system = None if _socket(p.path) else system_path(p.path, p.writable) or _credentials(p.path)
         if system is not None:
             mode = "writable" if p.writable else "read-only"
             found.append({KEY: p.key, "path": p.path, "mode": mode, "holds": system.holds})
+    return found or None
+
+
+def _weights_file(ctx: Context) -> list[Facts] | None:
+    found: list[Facts] = [{KEY: p.key, "path": p.path, "directory": posixpath.dirname(p.path.rstrip("/"))}
+                          for p in host_paths(ctx) if not p.writable
+                          and p.path.rstrip("/").lower().endswith(WEIGHT_FILE_SUFFIXES)]
     return found or None
 
 
@@ -187,9 +210,18 @@ RULES: tuple[Rule, ...] = (
          "'{path}' would give the container {holds} ({mode})",
          FIX_HOST,
          "A host path that is, or is under, a system directory (/, /etc, /proc, /root, /run, /var/lib/docker...; "
-         "/usr, /bin, /lib only for the writable cache).",
+         "/usr, /bin, /lib only for the writable cache), or in a credentials directory (.ssh, .aws, .kube, "
+         ".docker, .pulumi, .config...).",
          "The container reads the host's secrets or, writable, rewrites the host.",
          "this project (SYSTEM_PATHS in vllm_serving/rules/host_paths.py)", _system),
+    Rule("weights-path-is-file", Severity.ERROR, config_key("model", "hostPath"),
+         "'{path}' names a file of the checkpoint, not its directory",
+         "point the key at the directory that holds config.json and the shards: {directory}",
+         "The weights path names a checkpoint file (.safetensors, .bin, .pt, .json...); a .gguf file is allowed.",
+         "vLLM exits at start-up: \"Invalid repository ID or local directory specified\" (no config.json "
+         "beside a file).",
+         "vllm/transformers_utils/config.py get_config (config.json or params.json in the directory; is_gguf "
+         "for a single file)", _weights_file),
     Rule("cache-overlaps-weights", Severity.ERROR, config_key("cache", "hostPath"),
          "the compile cache ({cache}) and the weights ({weights}) overlap: the writable cache mount would "
          "make the weights writable",

@@ -67,6 +67,17 @@ class NetworkSettings(Section):
     behind_proxy: bool = False
     """The API is reachable only through a proxy that authenticates every path (vLLM's key covers only /v1)."""
 
+    @field_validator("host_port", mode="before")
+    @classmethod
+    def _port_alone(cls, value: object) -> object:
+        """docker run's -p HOST:CONTAINER (or Compose's "HOST:CONTAINER") pasted whole."""
+        if isinstance(value, str) and re.fullmatch(r"(?:[\d.]+:)?\d+:\d+(?:/tcp)?", value.strip()):
+            host = value.strip().split(":")[-2]
+            raise fix_error(f"{value!r} is a docker run -p mapping, not one port",
+                            f"write hostPort: {host} (the host port alone: the container port is always {VLLM_PORT}; "
+                            "the address goes in network.bindAddress)")
+        return value
+
     @field_validator("bind_address")
     @classmethod
     def _ip(cls, value: str) -> str:

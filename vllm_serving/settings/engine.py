@@ -40,6 +40,9 @@ def _one_line(item: str) -> str:
 
 
 ExtraArg = Annotated[str, AfterValidator(_one_line), AfterValidator(_no_secret)]
+# Other names of the variables the secrets become: huggingface_hub still reads its older
+# HUGGING_FACE_HUB_TOKEN when HF_TOKEN is unset (huggingface_hub/constants.py).
+_SECRET_ENV_ALIASES = {"HUGGING_FACE_HUB_TOKEN": "hfToken"}
 # Parser and speculative method names as vLLM registers them: qwen3_coder, deepseek_r1, granite-20b-fc.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -143,8 +146,8 @@ class EngineSettings(Section):
     @classmethod
     def _no_secrets_in_env(cls, value: dict[str, str]) -> dict[str, str]:
         for name in value:
-            if name in SECRET_ENV.values():
-                key = next(k for k, v in SECRET_ENV.items() if v == name)
+            key = _SECRET_ENV_ALIASES.get(name) or next((k for k, v in SECRET_ENV.items() if v == name), None)
+            if key is not None:
                 raise fix_error(f"{name} would sit in plain text in the stack and the container spec",
                                 f"remove it from engine.env and run: pulumi config set --secret {key}")
             if re.search(r"(TOKEN|PASSWORD|SECRET|API_KEY)", name.upper()):

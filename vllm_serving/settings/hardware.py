@@ -18,7 +18,7 @@ class HardwareSettings(Section):
     device: Device = "gpu"
     """What runs the model: `gpu` (NVIDIA GPUs) or `cpu` (vLLM's CPU image, no GPU; gpu and count may be left out)."""  # noqa: E501
     gpu: str = Field(min_length=1)
-    """GPU model from the catalog, e.g. `V100-32GB`, `A100-80GB` (see `vllm-stack plan`)."""
+    """GPU model from the catalog, e.g. `V100-32GB`, `A100-80GB` (`vllm-stack gpus` lists them)."""
     count: int = Field(ge=1, le=64)
     """How many of these GPUs the host has."""
     device_ids: tuple[Annotated[int, Field(ge=0)], ...] | None = None

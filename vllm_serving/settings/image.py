@@ -36,10 +36,19 @@ class ImageSettings(Section):
     @field_validator("registry")
     @classmethod
     def _registry(cls, value: str | None) -> str | None:
-        if value is not None and not _REGISTRY.fullmatch(value):
-            raise fix_error(f"{value!r} is not a registry host",
-                            "write host or host:port without a scheme or path, e.g. harbor.local:30000")
-        return value
+        if value is None or _REGISTRY.fullmatch(value):
+            return value
+        if "@" in value:  # user[:password]@host: never quoted back, it may hold the password
+            raise fix_error("holds credentials before an '@' (not shown here)",
+                            "write the host alone (e.g. harbor.local:30000), the user in image.username and "
+                            "the password with: pulumi config set --secret registryPassword")
+        host, slash, path = value.partition("/")
+        if slash and _REGISTRY.fullmatch(host):  # a Harbor project written into the registry
+            raise fix_error(f"{value!r} is not a registry host: it has a path",
+                            f"write registry: {host} and put the path in the repository "
+                            f"(repository: {path.strip('/')}/...)")
+        raise fix_error(f"{value!r} is not a registry host",
+                        "write host or host:port without a scheme or path, e.g. harbor.local:30000")
 
     @field_validator("repository")
     @classmethod
@@ -67,8 +76,12 @@ class ImageSettings(Section):
     @field_validator("username")
     @classmethod
     def _username(cls, value: str | None) -> str | None:
+        if value is not None and ":" in value:  # user:password: never quoted back
+            raise fix_error("holds a ':' - a password after the user name? (the value is not shown here)",
+                            "write the user alone, e.g. admin, and the password with: "
+                            "pulumi config set --secret registryPassword")
         if value is not None and not _USERNAME.fullmatch(value):
-            raise fix_error(f"{value!r} is not a registry user name",
+            raise fix_error(f"{value[:40]!r} is not a registry user name",
                             "write the user alone (no spaces, ':' or line breaks), e.g. admin or robot$ci")
         return value
 

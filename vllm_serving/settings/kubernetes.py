@@ -166,6 +166,12 @@ class ResourceSettings(Section):
     memory_limit: SizeBytes | None = None
     """Memory limit; /dev/shm (a memory emptyDir) counts against it."""
 
+    @field_validator("cpu", mode="before")
+    @classmethod
+    def _cpu_number(cls, value: object) -> object:
+        """`cpu: 16`, as Kubernetes manifests write it too: the quantity "16"."""
+        return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
     @field_validator("cpu")
     @classmethod
     def _cpu(cls, value: str | None) -> str | None:
@@ -232,6 +238,9 @@ class KubernetesSettings(Section):
                             "use at most 63 lower-case letters, digits and '-', e.g. vllm")
         if value == "default":
             raise fix_error("the default namespace mixes vLLM with unrelated workloads",
+                            "use a namespace of its own, e.g. vllm")
+        if value.startswith("kube-"):  # reserved for the cluster's own (kube-system: the control plane)
+            raise fix_error(f"{value!r} is a Kubernetes system namespace (the kube- prefix is reserved)",
                             "use a namespace of its own, e.g. vllm")
         return value
 

@@ -8,6 +8,7 @@ offline CLI (config read from `Pulumi.<stack>.yaml`). Errors name the full key
 from __future__ import annotations
 
 import difflib
+import re
 import reprlib
 from collections.abc import Mapping
 from typing import Any
@@ -16,6 +17,15 @@ from pydantic import BaseModel, ValidationError
 
 from vllm_serving.findings import PROJECT, ConfigError, Finding, Severity, config_key
 from vllm_serving.settings import SECRET_KEYS, SECTIONS, StackSettings
+from vllm_serving.settings.config_hints import (
+    choice_fix,
+    fraction_fix,
+    mapping_fix,
+    number_fix,
+    spoken_kind,
+    text_fix,
+    unknown_key,
+)
 
 # A bad value is quoted, never in full: it may be huge, hostile, or a secret typed in the wrong place.
 _QUOTE = reprlib.Repr()  # Python 3.11 takes no keyword arguments here
@@ -28,16 +38,6 @@ def _excerpt(value: object) -> str:
 
 def _error(code: str, key: str, message: str, fix: str) -> Finding:
     return Finding(code=code, severity=Severity.ERROR, key=key, message=message, fix=fix)
-
-
-# Keys people write by habit that mean something else here: key (lower case) -> the fix.
-KEY_HINTS: dict[str, str] = {
-    "password": "secrets are not config values: remove it and run pulumi config set --secret registryPassword",
-    "registrypassword": "remove it and run: pulumi config set --secret registryPassword",
-    "apikey": "remove it and run: pulumi config set --secret apiKey",
-    "hftoken": "remove it and run: pulumi config set --secret hfToken",
-    "version": "the image version is image.tag (e.g. v0.19.1); rename the key",
-}
 
 
 def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
@@ -94,31 +94,37 @@ def _finding_from(err: Any) -> Finding:
                       f"pulumi config set --path '{dotted}' VALUE  ({doc})")
     if kind == "extra_forbidden":
         name = str(loc[-1])
+        if name != name.strip():  # quoted in the key, or the space would not show
+            key = config_key(*loc[:-1], repr(name))
         known = _aliases(_model_at(loc[:-1]))
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-        fix = KEY_HINTS.get(name.lower()) or (
-            f"did you mean '{close[0]}'? rename the key" if close
-            else "remove it; known keys here: " + ", ".join(known))
-        return _error("config-unknown-key", key, f"unknown key '{name}'", fix)
+        message, fix = unknown_key(name, known, close[0] if close else None)
+        return _error("config-unknown-key", key, message, fix)
+    value = err.get("input")
     if kind == "literal_error":
-        return _error("config-invalid", key, f"{_excerpt(err.get('input'))} is not allowed",
-                      f"write one of {ctx.get('expected')}")
+        expected = tuple(re.findall(r"'([^']*)'", str(ctx.get("expected", ""))))
+        return _error("config-invalid", key, f"{_excerpt(value)} is not allowed",
+                      choice_fix(value, expected) or f"write one of {ctx.get('expected')}")
     if kind in ("model_type", "model_attributes_type", "dict_type"):
-        return _error("config-type", key, f"must be a mapping of keys, got {type(err.get('input')).__name__}",
-                      f"write it as YAML keys under {dotted} ({doc})")
-    if kind.endswith(("_type", "_parsing")) or kind in ("bool_parsing",):
+        message, fix = mapping_fix(value, dotted) or (
+            f"must be a mapping of keys, got {spoken_kind(value)}", f"write it as YAML keys under {dotted}")
+        return _error("config-type", key, message, f"{fix} ({doc})" if doc else fix)
+    if kind.endswith(("_type", "_parsing")):
         wanted = kind.split("_")[0]
+        wanted = "list" if wanted == "tuple" else wanted
         example = {"int": "a whole number such as 8192", "float": "a number such as 0.9",
                    "bool": "true or false", "string": "a quoted string",
-                   "tuple": "a YAML list", "list": "a YAML list"}.get(wanted, wanted)
-        return _error("config-type", key, f"expects {wanted}, got {_excerpt(err.get('input'))}",
-                      f"write {example} ({doc})" if doc else f"write {example}")
+                   "list": "a YAML list"}.get(wanted, wanted)
+        fix = (text_fix(value) if wanted == "string" else number_fix(value, wanted)) or f"write {example}"
+        return _error("config-type", key, f"expects {'text' if wanted == 'string' else wanted}, got "
+                      f"{_excerpt(value)}", f"{fix} ({doc})" if doc else fix)
     bound_words = {"greater_than": "greater than", "greater_than_equal": "at least",
                    "less_than": "less than", "less_than_equal": "at most"}
     if kind in bound_words:
         bound = next(iter(ctx.values()))
-        return _error("config-range", key, f"{_excerpt(err.get('input'))} is out of range",
-                      f"write a value {bound_words[kind]} {bound} ({doc})")
+        meant = fraction_fix(value, bound) if kind == "less_than_equal" else None
+        return _error("config-range", key, f"{_excerpt(value)} is out of range",
+                      f"{meant or f'write a value {bound_words[kind]} {bound}'} ({doc})")
     if kind == "string_pattern_mismatch":
         return _error("config-invalid", key, f"{_excerpt(err.get('input'))} has the wrong form",
                       f"match the pattern {ctx.get('pattern')} ({doc})")
@@ -130,6 +136,19 @@ def _finding_from(err: Any) -> Finding:
 def section_error(section: str, exc: ValidationError) -> ConfigError:
     """A section validated on its own, reported as if validated within the whole stack."""
     return ConfigError([_finding_from({**err, "loc": (section, *err["loc"])}) for err in exc.errors()])
+
+
+def _unknown_top_level(key: str, name: str) -> Finding:
+    section, dot, rest = name.partition(".")
+    if dot and section in SECTIONS:
+        # `pulumi config set --path 'engine.maxModelLen' 8192` writes this nested, not as one key
+        return _error("config-unknown-key", key, f"unknown config key {name[:60]!r}: a dotted path is not "
+                      "a key in the stack file", f"nest it: {rest[:60]} indented under {PROJECT}:{section} "
+                      f"(pulumi config set --path '{name[:60]}' VALUE writes it so)")
+    close = difflib.get_close_matches(name, [*SECTIONS, *SECRET_KEYS], n=1, cutoff=0.6)
+    fix = (f"did you mean '{PROJECT}:{close[0]}'? rename the key" if close else
+           "remove it; known keys: " + ", ".join([*SECTIONS, *SECRET_KEYS]))
+    return _error("config-unknown-key", key, f"unknown config key {name[:60]!r}", fix)
 
 
 def parse_stack_config(
@@ -160,12 +179,12 @@ def parse_stack_config(
         elif name in SECTIONS:
             sections[name] = value
         else:
-            close = difflib.get_close_matches(name, [*SECTIONS, *SECRET_KEYS], n=1, cutoff=0.6)
-            fix = (f"did you mean '{PROJECT}:{close[0]}'? rename the key" if close else
-                   "remove it; known keys: " + ", ".join([*SECTIONS, *SECRET_KEYS]))
-            findings.append(_error("config-unknown-key", key, f"unknown config key '{name}'", fix))
+            findings.append(_unknown_top_level(key, name))
     try:
-        settings = StackSettings.model_validate({**sections, "secretsSet": frozenset(secrets_set)})
+        # by_name=False: the YAML keys are the camelCase aliases only; a snake_case twin
+        # (max_model_len) would bypass every check that reads the raw keys (promotion overrides)
+        settings = StackSettings.model_validate({**sections, "secretsSet": frozenset(secrets_set)},
+                                                by_name=False)
     except ValidationError as exc:
         findings += [_finding_from(e) for e in exc.errors()]
         settings = None

@@ -7,9 +7,10 @@ import re
 from functools import cached_property
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from vllm_serving.settings.base import Section, fix_error
+from vllm_serving.settings.ssh_options import refuse_local_execution
 from vllm_serving.settings.text_checks import HOSTNAME, host_name, no_control
 
 _HOST = rf"(?:{HOSTNAME.pattern}|\[[0-9A-Fa-f:.]+\])"
@@ -117,6 +118,11 @@ class FleetHost(Section):
     def _public_host(cls, value: str | None) -> str | None:
         return None if value is None else host_name(value)
 
+    @model_validator(mode="after")
+    def _no_local_commands(self) -> FleetHost:
+        refuse_local_execution(self.ssh_opts)
+        return self
+
     @cached_property
     def id(self) -> str:
         """The host's id in resource names and outputs: `name`, else derived from dockerHost."""
@@ -139,6 +145,11 @@ class TargetSettings(Section):
     @classmethod
     def _docker_host_scheme(cls, value: str | None) -> str | None:
         return None if value is None else docker_endpoint(value)
+
+    @model_validator(mode="after")
+    def _no_local_commands(self) -> TargetSettings:
+        refuse_local_execution(self.ssh_opts)
+        return self
 
     @property
     def docker_hostname(self) -> str | None:

@@ -42,12 +42,28 @@ def no_control(value: str, what: str) -> str:
     return value
 
 
+# Paths as a shell or a laptop would take them, which reach Docker and Kubernetes verbatim: no
+# shell runs between the stack file and the mount, so nothing is expanded. (pattern, what, fix).
+_UNEXPANDED_PATHS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(r"\$"), "holds a '$': no shell or Pulumi expands variables in config values, so the "
+     "mount would name a directory literally called so", "write the path out in full, e.g. /data/models/Qwen3.5-27B"),
+    (re.compile(r"^~"), "starts from '~', which only a shell expands (and to the home of whoever runs it)",
+     "write the home directory out, e.g. /home/deploy/models/Qwen3.5-27B"),
+    (re.compile(r"^[A-Za-z]:[\\/]|\\"), "is a Windows path; the path is read on the Docker host or the "
+     "node, which run Linux", "write the Linux path on that machine, e.g. /data/models/Qwen3.5-27B "
+     "(Docker Desktop: /mnt/c/models/...)"),
+)
+
+
 def absolute_path(value: str | None, what: str) -> str | None:
     """An absolute path with no control characters; the host-path policy (system paths, `..`,
     ':' and ',', sockets, overlaps) is the rules' (vllm_serving/rules/host_paths.py)."""
     if value is None:
         return None
     no_control(value, f"{what} '{value.strip()}'")
+    for pattern, problem, fix in _UNEXPANDED_PATHS:
+        if pattern.search(value):
+            raise fix_error(f"{what} {value[:60]!r} {problem}", fix)
     if not value.startswith("/"):
         raise fix_error(f"{what} '{value}' is not an absolute path",
                         "write an absolute path such as /data/models/Qwen3.5-27B")

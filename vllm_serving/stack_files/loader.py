@@ -95,7 +95,19 @@ def _load_yaml(path: Path) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
+        if mark is not None and _indented_with_tab(path, mark.line):
+            raise _fail(path, f"is not valid YAML{where}: the line is indented with a tab",
+                        "indent with spaces (YAML forbids tabs in indentation)") from None
         raise _fail(path, f"is not valid YAML{where}", "fix the YAML syntax (indentation, colons, quotes)") from None
+
+
+def _indented_with_tab(path: Path, line: int) -> bool:
+    """Whether line `line` (0-based) of the file starts with white space holding a tab."""
+    try:
+        text = strict_yaml.read_bounded(path).decode("utf-8", "replace").splitlines()
+    except (OSError, strict_yaml.YamlRefused):
+        return False
+    return 0 <= line < len(text) and "\t" in text[line][:len(text[line]) - len(text[line].lstrip())]
 
 
 def project_defaults(project_dir: Path) -> dict[str, Any]:

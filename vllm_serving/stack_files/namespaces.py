@@ -9,6 +9,7 @@ naming the key and its correct spelling. Provider namespaces (`docker`, `kuberne
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
@@ -56,7 +57,26 @@ def namespace_findings(keys: Iterable[str]) -> list[Finding]:
     # each namespace once: a file's keys share a handful of them
     misspelt = {ns for ns in {ns for _, ns, colon, _ in split if colon} if is_misspelt_project(ns)}
     return [Finding("config-namespace-misspelt", Severity.ERROR, key,
-                    f"namespace '{namespace[:40]}' is not '{PROJECT}': Pulumi passes this key to no "
-                    "program, so its settings would be silently ignored",
+                    f"namespace '{namespace[:40]}' is not '{PROJECT}'{_look_alike(namespace)}: Pulumi passes "
+                    "this key to no program, so its settings would be silently ignored",
                     f"rename the key to {PROJECT}:{name[:40]}")
             for key, namespace, colon, name in split if colon and namespace in misspelt]
+
+
+def _look_alike(namespace: str) -> str:
+    """A namespace that reads as the project's: say which character differs."""
+    foreign = next((c for c in namespace if ord(c) > 127), None)
+    if foreign is None:
+        return ""
+    return f" (it holds {foreign!r}, U+{ord(foreign):04X} {unicodedata.name(foreign, 'unnamed')}, not an ASCII letter)"
+
+
+def corrected(values: dict[str, object]) -> dict[str, object]:
+    """`values` with each misspelt project namespace spelt right, where the right key is not
+    set too: what the author meant, for the findings about the rest of the stack."""
+    out = dict(values)
+    for key in values:
+        namespace, colon, name = key.partition(":")
+        if colon and is_misspelt_project(namespace) and f"{PROJECT}:{name}" not in out:
+            out[f"{PROJECT}:{name}"] = out.pop(key)
+    return out

@@ -123,14 +123,15 @@ def _where(source: str) -> str:
 
 
 def kv_lines(plan: CapacityPlan) -> list[str]:
+    device = "GPU" if plan.gpu_total_gib else "CPU"  # vLLM's CPU backend has no device memory
     rows = [
         ("model", plan.model),
-        ("GPUs", f"{plan.gpu} x {plan.tp * plan.pp} (TP {plan.tp}, PP {plan.pp})"),
+        (f"{device}s", f"{plan.gpu} x {plan.tp * plan.pp} (TP {plan.tp}, PP {plan.pp})"),
         ("compute dtype / KV cache dtype", f"{plan.dtype} / {plan.kv_cache_dtype}"),
         ("max-model-len", f"{_tokens(plan.max_model_len)} tokens"),
-        ("KV bytes per token per GPU", f"{_tokens(plan.kv_bytes_per_token_per_gpu)} B (attention layers)"),
+        (f"KV bytes per token per {device}", f"{_tokens(plan.kv_bytes_per_token_per_gpu)} B (attention layers)"),
         ("block size", f"{plan.block_size} tokens; page {_tokens(plan.page_size_bytes)} B per layer"),
-        ("KV cache blocks per GPU", _tokens(plan.num_gpu_blocks)),
+        (f"KV cache blocks per {device}", _tokens(plan.num_gpu_blocks)),
         ("blocks one full request holds", str(plan.blocks_per_request)),
         ("tokens the KV cache holds", f"{_tokens(plan.kv_cache_tokens)} (all blocks given to attention)"),
         ("max concurrency at max-model-len",
@@ -142,7 +143,6 @@ def kv_lines(plan: CapacityPlan) -> list[str]:
                       f"per GPU; prefix caching {'on' if plan.enable_prefix_caching else 'off'} "
                       f"({plan.mamba_cache_mode} mode)")]
         rows.append(('vLLM will log "GPU KV cache size"', f"{_tokens(plan.vllm_logged_kv_tokens)} tokens"))
-    device = "GPU" if plan.gpu_total_gib else "CPU"
     lines = [f"KV cache per {device}", *(f"  {label + ':':<36} {value}" for label, value in rows)]
     if plan.linear_state_bytes_per_seq_per_gpu:
         lines += [

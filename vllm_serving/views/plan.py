@@ -15,9 +15,8 @@ from vllm_serving.planner.scale_out import scale_out, scale_out_view
 from vllm_serving.release.carried import argv_fingerprint
 from vllm_serving.render.docker_container import ContainerSpec, container_spec
 from vllm_serving.render.docker_run import docker_run_command
-from vllm_serving.render.kubernetes.leader_worker_set import pod_gpus
 from vllm_serving.render.kubernetes.objects import kubernetes_objects
-from vllm_serving.render.kubernetes.workload import pod_spec
+from vllm_serving.render.kubernetes.workload import pod_gpus, pod_spec
 from vllm_serving.settings import SECRET_KEYS
 from vllm_serving.spec import ServingSpec
 from vllm_serving.units import go_duration

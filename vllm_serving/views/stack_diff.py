@@ -1,28 +1,60 @@
 """What differs between two stacks' resolved deployments: the reviewer's view of a promotion.
 
 Both sides are flattened from `deployment_plan` into sections of key -> text, so a change reads
-as one line. The vLLM argv is compared per flag, mounts by container path, ports by container
-port and env by name: a flag added in the middle shifts no other line. Secret env vars appear
-by name only; their values are never in a spec to begin with.
+as one line; settings the plan does not show (the preflight, observability, Kubernetes objects,
+log rotation, ...) are compared as the stack sets them (`SETTINGS_KEYS`). The vLLM argv is
+compared per flag, mounts by container path, ports by container port and env by name: a flag
+added in the middle shifts no other line. Secret env vars appear by name only; their values are
+never in a spec to begin with.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from vllm_serving.engine.flags import FLAGS
 from vllm_serving.fleet import as_one_host, fleet_hosts, is_fleet
+from vllm_serving.settings.base import Seconds, SizeBytes
 from vllm_serving.spec import ServingSpec
+from vllm_serving.units import go_duration, kubernetes_quantity
 from vllm_serving.views.fleet import fleet_plan
 from vllm_serving.views.plan import deployment_plan
 
 # Compared sections, in the order a reviewer reads them (and the order of the changes).
 SECTIONS = ("target", "hosts", "gpu", "model", "image", "release", "argv", "env", "mounts", "ports",
-            "container", "endpoints", "capacity")
+            "network", "container", "kubernetes", "preflight", "endpoints", "capacity", "observability")
+
+ALL = None
+"""Every key of the settings section (but those in SHOWN_ELSEWHERE)."""
+# Settings that change what is deployed, checked or watched without showing in the plan's facts
+# above (objects and options beside the container, the preflight, the alerts): compared as the
+# stack sets them, defaults included, under the diff section of the same name. A Docker stack's
+# kubernetes keys are its defaults, so Docker -> Kubernetes lists what the cluster stack sets.
+SETTINGS_KEYS: dict[str, tuple[str, ...] | None] = {
+    "target": ("sshOpts",),
+    "image": ("pullTimeout",),
+    "model": ("protect",),
+    "network": ("behindProxy",),
+    "container": ("stopGracePeriod", "logMaxSize", "logMaxFiles"),
+    "kubernetes": ALL,
+    "preflight": ALL,
+    "observability": ALL,
+}
+# Keys of the settings sections taken whole that the plan already shows, one line per fact:
+# container (namespace, replicas, node selector, runtime class), gpu.given (the GPU resource),
+# ports (the Service) and mounts (claims and paths of the weights, /dev/shm).
+SHOWN_ELSEWHERE = frozenset({
+    "kubernetes.namespace", "kubernetes.replicas", "kubernetes.nodeSelector", "kubernetes.runtimeClassName",
+    "kubernetes.gpuResource", "kubernetes.service.type", "kubernetes.service.port",
+    "kubernetes.weights.existingClaim", "kubernetes.weights.hostPath", "kubernetes.shmSize",
+})
 
 SECRET_VALUE = "<secret>"
 """Stands for a secret env var's value, which only Pulumi holds."""
@@ -138,6 +170,37 @@ def _facts(data: Mapping[str, Any], prefix: str) -> Section:
     return out
 
 
+def _settings_facts(model: BaseModel, keys: tuple[str, ...] | None, prefix: str) -> Section:
+    """A settings section's keys (camelCase, nested sections flattened to `a.b`) as text; unset
+    (None) keys and those in SHOWN_ELSEWHERE are left out."""
+    dumped = model.model_dump(mode="json", by_alias=True)
+    out: Section = {}
+    for name, field in type(model).model_fields.items():
+        key = field.alias or name
+        if (keys is not None and key not in keys) or f"{prefix}.{key}" in SHOWN_ELSEWHERE:
+            continue
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):  # a nested section: one line per key
+            out |= {f"{key}.{k}": v for k, v in _settings_facts(value, ALL, f"{prefix}.{key}").items()}
+        elif value is not None:
+            unit = next((show for marker, show in _UNITS if _marks(field, marker)), None)
+            text = unit(value) if unit is not None else _text(dumped[key])
+            if text is not None:
+                out[key] = text
+    return out
+
+
+# Byte sizes and durations in units a reader takes in (`64Gi`, `30s`), not in bytes and seconds.
+_UNITS: tuple[tuple[Any, Callable[[int], str]], ...] = (
+    (get_args(SizeBytes)[1], kubernetes_quantity), (get_args(Seconds)[1], go_duration))
+
+
+def _marks(field: FieldInfo, marker: Any) -> bool:
+    """The field's type is the Annotated one `marker` belongs to, optional or not."""
+    inner = (getattr(arg, "__metadata__", ()) for arg in get_args(field.annotation))
+    return marker in field.metadata or any(marker in metadata for metadata in inner)
+
+
 def _mount(m: Mapping[str, Any]) -> str:
     return f"{m['source']} ({'read-only' if m['readOnly'] else 'writable'}, {m['kind']})"
 
@@ -156,7 +219,7 @@ def stack_view(spec: ServingSpec, per_host: bool = False) -> View:
     plan = fleet_plan(spec, hosts, []) if hosts else deployment_plan(spec, [])
     env = _fields(plan["env"]) | {name: SECRET_VALUE for name in plan["secretEnv"]}
     capacity = {k: v for k, v in _fields(plan["capacity"]).items() if k not in _CAPACITY_REPEATS}
-    return {
+    view = {
         "target": _fields(plan["target"], ("kind", "where")),
         # by host id: a host added, removed or changed is one line
         "hosts": {v["name"]: f"{v['dockerHost'] or 'local Docker socket'}, GPUs {v['gpusGiven']}, {v['baseUrl']}"
@@ -172,10 +235,17 @@ def stack_view(spec: ServingSpec, per_host: bool = False) -> View:
         "env": env,
         "mounts": {m["target"]: _mount(m) for m in plan["mounts"]},
         "ports": {str(p["containerPort"]): _port(p) for p in plan["ports"]},
+        "network": {},
         "container": _fields(plan["container"]),
+        "kubernetes": {},
+        "preflight": {},
         "endpoints": _fields(plan["endpoints"]),
         "capacity": capacity,
+        "observability": {},
     }
+    for section, keys in SETTINGS_KEYS.items():
+        view[section] |= _settings_facts(getattr(spec.settings, section), keys, section)
+    return view
 
 
 def _key_order(section: str, a: Section, b: Section) -> list[str]:

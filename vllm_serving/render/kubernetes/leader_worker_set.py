@@ -47,8 +47,6 @@ MULTUS_NETWORKS = "k8s.v1.cni.cncf.io/networks"
 # The LWS controller creates a headless Service named after the LeaderWorkerSet for the pods'
 # DNS names (the leader address); the client Service keeps the stack's name, so they differ.
 GROUP_SUFFIX = "-group"
-PREFLIGHT_GPUS = "--gpus"
-"""The preflight init container's GPU-count argument (vllm_serving/preflight/command.py)."""
 
 
 def is_multi_node(spec: ServingSpec) -> bool:
@@ -76,36 +74,24 @@ def worker_args(spec: ServingSpec) -> list[str]:
             "--master-addr", LEADER_ADDRESS, "--headless"]
 
 
-def pod_gpus(spec: ServingSpec) -> int:
-    """A server's TP x PP GPUs shared out over its nodes (the rules make it hardware.count)."""
-    return spec.settings.engine.gpus_needed // spec.settings.kubernetes.nodes
-
-
 def _group_pod(spec: ServingSpec, leader: bool) -> Obj:
-    """The pod spec of the leader or of a worker: one node's GPUs, its own IP, RDMA if asked."""
+    """The pod spec of the leader or of a worker: its own IP, RDMA if asked. `pod_spec` already
+    gives every container, the preflight too, one node's GPUs (`workload.pod_gpus`)."""
     k = spec.settings.kubernetes
     pod = pod_spec(spec)  # built afresh: changed in place here
     server = pod["containers"][0]
     server["args"] = leader_args(spec) if leader else worker_args(spec)
     rdma_env = [] if k.rdma is None else [{"name": n, "value": v} for n, v in sorted(k.rdma.nccl_env.items())]
     env = [HOST_IP_ENV, *rdma_env, *(e for e in server.pop("env", []) if leader or e["name"] != API_KEY_ENV)]
-    limits = server.setdefault("resources", {}).setdefault("limits", {})
-    if spec.settings.hardware.uses_gpus:
-        limits[k.gpu_resource] = str(pod_gpus(spec))
     if k.rdma is not None:
         if k.rdma.resource is not None:
+            limits = server.setdefault("resources", {}).setdefault("limits", {})
             limits[k.rdma.resource] = str(k.rdma.count)
         # GPUDirect RDMA pins memory pages (vLLM docs: the IPC_LOCK capability)
         server["securityContext"] = {**CONTAINER_SECURITY, "capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]}}
     if not leader:  # a headless worker has no HTTP server to probe or expose
         for key in ("ports", "startupProbe", "readinessProbe", "livenessProbe"):
             server.pop(key, None)
-    for init in pod.get("initContainers", []):
-        # the preflight asks for the server's resources and checks its GPU count: this pod's
-        init["resources"] = server["resources"]
-        args = init.get("args", [])
-        if PREFLIGHT_GPUS in args:
-            args[args.index(PREFLIGHT_GPUS) + 1] = str(pod_gpus(spec))
     ordered: Obj = {}
     for name, item in server.items():
         if name == "resources":  # env where a Deployment's container has it
@@ -131,7 +117,9 @@ def leader_worker_set(spec: ServingSpec, secrets: Mapping[str, str] | None = Non
     k = spec.settings.kubernetes
     meta = object_meta(spec, group_name(spec), "inference-server")
     # Pulumi has no built-in readiness for a custom resource: wait for the controller's own
-    # Available condition (every group's leader ready), within the component's timeouts.
+    # Available condition (every group's leader pod and workers ready on the current revision; it
+    # carries the generation, so a stale one is not taken after an update), within the
+    # component's timeouts (docs/provider-behaviour.md).
     meta["annotations"] = {"pulumi.com/waitFor": "condition=Available"}
     lws: Obj = {
         "apiVersion": API_VERSION, "kind": KIND, "metadata": meta,

@@ -29,13 +29,14 @@ def weights_description(spec: ServingSpec) -> str:
     return f"the PersistentVolumeClaim {source.existing_claim or names(spec).weights_claim} ({key})"
 
 
-def preflight_init_containers(spec: ServingSpec, server: Obj) -> list[Obj]:
-    """The preflight init container for the pod of `server` (the vLLM container); none when disabled.
+def preflight_init_containers(spec: ServingSpec, server: Obj, gpus: int) -> list[Obj]:
+    """The preflight init container for the pod of `server` (the vLLM container), which gets
+    `gpus` GPUs (a multi-node server's pod: its share); none when disabled.
 
     It asks for the server's resources: the device plugin gives an init container's GPUs to the
     app container after it, so it checks the very GPUs vLLM will get.
     """
-    command = preflight_command(spec, "kubernetes", weights_description(spec))
+    command = preflight_command(spec, "kubernetes", weights_description(spec), gpus=gpus)
     if command is None:
         return []
     weights = [m for m in server["volumeMounts"] if m["mountPath"] == spec.settings.model.mount_path]

@@ -55,9 +55,15 @@ def _env(spec: ServingSpec) -> list[Obj]:
     return env
 
 
+def pod_gpus(spec: ServingSpec) -> int:
+    """GPUs of one pod: the server's TP x PP x DP, shared out over its nodes (one pod per node;
+    the rules make a multi-node share equal hardware.count)."""
+    return spec.settings.engine.gpus_needed // spec.settings.kubernetes.nodes
+
+
 def _resources(spec: ServingSpec) -> Obj:
     r = spec.settings.kubernetes.resources
-    gpus = str(spec.settings.engine.gpus_needed)
+    gpus = str(pod_gpus(spec))
     requests: dict[str, str] = {}
     if r.cpu is not None:
         requests["cpu"] = r.cpu
@@ -144,7 +150,7 @@ def pod_spec(spec: ServingSpec) -> Obj:
     if pull:
         pod["imagePullSecrets"] = [{"name": name} for name in pull]
     server = container(spec)
-    init = preflight_init_containers(spec, server)
+    init = preflight_init_containers(spec, server, pod_gpus(spec))
     if init:
         pod["initContainers"] = init
     pod["containers"] = [server]
