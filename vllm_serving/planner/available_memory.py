@@ -126,8 +126,9 @@ def load_accounting() -> Accounting:
     data: dict[str, Any] = json.loads(text)
     releases = []
     for name, entry in data["releases"].items():
-        # A release whose accounting code is unchanged points at the one it matches.
-        raw = data["releases"][entry["same_as"]] if "same_as" in entry else entry
+        # A release whose accounting code is unchanged points at the one it matches; its own
+        # keys (what changed between the two) override the matched entry's.
+        raw = {**data["releases"][entry["same_as"]], **entry} if "same_as" in entry else entry
         version = parse_version(name)
         assert version is not None, name
         defaults = tuple(

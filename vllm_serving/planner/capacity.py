@@ -24,6 +24,7 @@ from vllm_serving.planner.available_memory import (
     MemoryEstimate,
     MemoryInputs,
     estimate_available_memory,
+    resolve_release,
 )
 from vllm_serving.planner.capacity_plan import CapacityPlan as CapacityPlan
 from vllm_serving.planner.capacity_plan import MemoryTerm
@@ -203,7 +204,8 @@ def plan(inputs: CapacityInputs) -> CapacityPlan:
         page_size_bytes=layout.page_size_bytes, num_gpu_blocks=num_blocks,
         blocks_per_request=layout.blocks_per_request(max_len),
         kv_cache_tokens=num_blocks * layout.group_size // layout.attention_layers * layout.block_size,
-        vllm_logged_kv_tokens=layout.logged_tokens(num_blocks), sliding_window=layout.sliding_window,
+        vllm_logged_kv_tokens=_logged_tokens(memory.release, layout, num_blocks, concurrency, max_len),
+        sliding_window=layout.sliding_window,
         max_concurrency=concurrency,
         max_model_len_that_fits=min(by_memory, model.max_position_embeddings),
         longest_context_by_memory=by_memory,
@@ -250,3 +252,12 @@ def spec_inputs(spec: ServingSpec) -> CapacityInputs:
 
 def plan_capacity(spec: ServingSpec) -> CapacityPlan:
     return plan(spec_inputs(spec))
+
+
+def _logged_tokens(release: str, layout: KvLayout, num_blocks: int, concurrency: float, max_len: int) -> int:
+    """vLLM's "GPU KV cache size: N tokens", as the release computes it (memory_accounting.json
+    `logged_kv_tokens`): blocks per group up to v0.20.0, concurrency x max-model-len from v0.20.2."""
+    rule = resolve_release(release)[0].raw.get("logged_kv_tokens", "blocks_per_group")
+    if rule == "concurrency_x_max_model_len":
+        return int(concurrency * max_len)
+    return layout.logged_tokens(num_blocks)
