@@ -80,20 +80,7 @@ def fleet_hosts(spec: ServingSpec) -> tuple[HostSpec, ...]:
     """One `HostSpec` per entry of `target.hosts`, in order; empty for a one-server stack."""
     if not is_fleet(spec):
         return ()
-    # check, its host-list rules and the plan each ask for the same (immutable) spec's hosts
-    if _last is not None and _last[0] is spec:
-        return _last[1]
-    hosts = tuple(host_spec(spec, i, host) for i, host in enumerate(spec.settings.target.hosts))
-    _remember(spec, hosts)
-    return hosts
-
-
-_last: tuple[ServingSpec, tuple[HostSpec, ...]] | None = None
-
-
-def _remember(spec: ServingSpec, hosts: tuple[HostSpec, ...]) -> None:
-    global _last
-    _last = (spec, hosts)
+    return tuple(host_spec(spec, i, host) for i, host in enumerate(spec.settings.target.hosts))
 
 
 def as_one_host(spec: ServingSpec) -> HostSpec:
