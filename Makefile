@@ -17,7 +17,7 @@ env: $(UV)
 test: pytest typecheck lint
 
 pytest: env
-	$(UV) run --frozen pytest -q
+	$(UV) run --frozen pytest -q -n auto
 
 typecheck: env
 	$(UV) run --frozen mypy
