@@ -250,3 +250,21 @@ def test_smoke_step_passes_when_smoke_passes(tmp_path: Path) -> None:
 def test_smoke_step_keeps_unreadable_output_and_its_exit_code(tmp_path: Path) -> None:
     code, summary, _ = run_smoke_step(tmp_path, "", 2)
     assert code == 2 and "(no output)" in summary
+
+
+def test_every_ci_path_runs_the_promtool_tests() -> None:
+    """The preview workflow and .ci/run both install promtool before `make test` and require it there
+    (VLLM_SERVING_REQUIRE_PROMTOOL=1 turns a missing promtool into failures, not skips): a PR is
+    tested with the same alert and scrape-config tests as a landing."""
+    from tests.observability.helpers import REQUIRE_VARIABLE
+
+    workflow = load(PREVIEW)
+    job = workflow["jobs"]["test"]
+    runs = [str(s.get("run", "")) for s in job["steps"]]
+    install = next(i for i, r in enumerate(runs) if "apt-get install" in r and "prometheus" in r)
+    test = next(i for i, r in enumerate(runs) if r.strip() == "make test")
+    assert install < test, "promtool must be installed before make test"
+    assert env_of(workflow, job, job["steps"][test]).get(REQUIRE_VARIABLE) == "1"
+    ci_run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    require = ci_run.index(f"export {REQUIRE_VARIABLE}=1")
+    assert ci_run.index("apt-get install") < require < ci_run.index("\nmake test")

@@ -61,3 +61,19 @@ def test_every_gpu_a_stack_names_still_resolves(path) -> None:  # type: ignore[n
 def test_a_gpu_written_as_people_write_it_gets_the_catalog_name(written: str, suggested: list[str]) -> None:
     assert find_gpu(written) is None  # a stack file keeps the catalog's one spelling
     assert suggest_gpu(written) == suggested
+
+
+# Which architectures run FP8, from the hardware, not from the catalog's own comparison: FP8 tensor
+# cores arrived with Ada and Hopper (NVIDIA's architecture whitepapers); vLLM v0.19.1 runs FP8
+# checkpoints weight-only through FP8 Marlin from CC 7.5 (quantization/fp8.py get_min_capability,
+# utils/marlin_utils_fp8.py is_fp8_marlin_supported), so Turing and Ampere do and Volta does not.
+FP8_TENSOR_CORES = {"Ada", "Hopper", "Blackwell"}
+FP8_WEIGHT_ONLY = {"Turing", "Ampere"} | FP8_TENSOR_CORES
+
+
+@pytest.mark.parametrize("name", sorted(GPUS))
+def test_the_fp8_columns_follow_the_architecture(name: str) -> None:
+    gpu = GPUS[name]
+    assert gpu.supports_fp8_w8a8 == (gpu.architecture in FP8_TENSOR_CORES), name
+    assert gpu.supports_fp8_weight_only == (gpu.architecture in FP8_WEIGHT_ONLY), name
+

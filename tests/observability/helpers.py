@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,8 +19,11 @@ SERVICE_MONITOR_CRD = CRDS / "monitoring.coreos.com_servicemonitors.yaml"
 PROMETHEUS_RULE_CRD = CRDS / "monitoring.coreos.com_prometheusrules.yaml"
 ON = {"prometheusOperator": True, "grafanaDashboard": True}
 PROMTOOL = shutil.which("promtool")
-needs_promtool = pytest.mark.skipif(
-    PROMTOOL is None, reason="promtool is not installed (Debian/Ubuntu: apt-get install prometheus)")
+REQUIRE_VARIABLE = "VLLM_SERVING_REQUIRE_PROMTOOL"
+"""Set by every CI path that installs promtool (.ci/run, the preview workflow): there a missing
+promtool fails these tests instead of skipping them, so no CI path quietly runs fewer tests."""
+_MISSING = "promtool is not installed (Debian/Ubuntu: apt-get install prometheus)"
+needs_promtool = pytest.mark.skipif(PROMTOOL is None and os.environ.get(REQUIRE_VARIABLE) != "1", reason=_MISSING)
 
 
 def observed_spec(stack: str = "a100-k8s", secrets: tuple[str, ...] = (), **sections: Any) -> ServingSpec:
@@ -30,5 +34,5 @@ def observed_spec(stack: str = "a100-k8s", secrets: tuple[str, ...] = (), **sect
 
 
 def promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    assert PROMTOOL is not None
+    assert PROMTOOL is not None, f"{_MISSING}, and {REQUIRE_VARIABLE}=1 says this CI path installs it"
     return subprocess.run([PROMTOOL, *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=False)

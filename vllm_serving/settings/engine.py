@@ -11,6 +11,7 @@ from pydantic.alias_generators import to_camel
 from vllm_serving.engine.extra_args import SECRET_FLAGS, secret_key_in
 from vllm_serving.engine.flags import SECRET_ENV
 from vllm_serving.settings.base import EnvName, Section, fix_error
+from vllm_serving.settings.credential_names import is_credential_name
 from vllm_serving.settings.text_checks import check_text, no_control
 
 KvCacheDtype = Literal["auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"]
@@ -150,7 +151,7 @@ class EngineSettings(Section):
             if key is not None:
                 raise fix_error(f"{name} would sit in plain text in the stack and the container spec",
                                 f"remove it from engine.env and run: pulumi config set --secret {key}")
-            if re.search(r"(TOKEN|PASSWORD|SECRET|API_KEY)", name.upper()):
+            if is_credential_name(name):
                 raise fix_error(f"{name} looks like a credential, which engine.env keeps in plain text",
                                 "keep credentials out of engine.env; use the secrets "
                                 + ", ".join(SECRET_ENV) + " (pulumi config set --secret)")
