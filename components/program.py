@@ -67,11 +67,13 @@ def _deploy_severity(finding: Finding) -> Finding:
 
 
 def enforce(spec: ServingSpec) -> ServingSpec:
-    """Run the rules: warnings go to Pulumi's log, any error stops the program."""
+    """Run the rules: an error no waiver sets aside stops the program; warnings and waived findings
+    (with the waiver's reason) go to Pulumi's log as warnings, so `pulumi preview` prints them in
+    its diagnostics (and the PR comment the preview workflow posts carries them)."""
     findings = [_deploy_severity(f) for f in check(spec)] + _secret_value_findings(spec)
-    errors = [f for f in findings if f.severity is Severity.ERROR]
-    for warning in (f for f in findings if f.severity is Severity.WARNING):
-        pulumi.log.warn(warning.line())
+    errors = [f for f in findings if f.blocks]
+    for shown in (f for f in findings if not f.blocks):
+        pulumi.log.warn(shown.line())
     if errors:
         raise ConfigError(errors)
     return spec
@@ -155,7 +157,7 @@ def build() -> dict[str, Any]:
                 # every error of the stack in one run, as `vllm-stack check` reports them
                 build_stack = stack_build(secret_keys, stack, PROJECT_DIR)
                 found = [_deploy_severity(f) for f in every_finding(values, build_stack)]
-                raise ConfigError([f for f in found if f.severity is Severity.ERROR]) from None
+                raise ConfigError([f for f in found if f.blocks]) from None
             return deploy(enforce(spec))
         kind = target_kind(values)
         if kind == "docker" and (values.get(f"{PROJECT}:target") or {}).get("hosts"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -22,19 +23,52 @@ class Finding:
     key: str
     message: str
     fix: str
+    waived: str | None = None
+    """The reason of the stack's waiver (`vllm-serving:waivers`) that sets this finding aside;
+    None when no waiver covers it. A waived finding keeps its severity and stays in every view."""
+
+    @property
+    def blocks(self) -> bool:
+        """An error no waiver sets aside: `check` exits 1, `plan` and the program refuse."""
+        return self.severity is Severity.ERROR and self.waived is None
 
     def line(self) -> str:
-        """`SEVERITY CODE key: message - fix`, the CLI's one-line form."""
-        return f"{self.severity.value.upper()} {self.code} {self.key}: {self.message} - {self.fix}"
+        """`SEVERITY CODE key: message - fix`, the CLI's one-line form (see `finding_line`)."""
+        return finding_line(self.as_dict())
 
     def as_dict(self) -> dict[str, str]:
-        return {
+        """The finding as data; `waived` (the waiver's reason) only when a waiver covers it."""
+        data = {
             "code": self.code,
             "severity": self.severity.value,
             "key": self.key,
             "message": self.message,
             "fix": self.fix,
         }
+        return data if self.waived is None else {**data, "waived": self.waived}
+
+
+def finding_line(finding: Mapping[str, str]) -> str:
+    """`SEVERITY CODE key: message - fix` from a finding's data; a waived one starts with `WAIVED`
+    (so `grep ^ERROR` still finds only what blocks) and ends with the waiver's reason."""
+    line = f"{finding['severity'].upper()} {finding['code']} {finding['key']}: {finding['message']} - {finding['fix']}"
+    if "waived" in finding:
+        return f"WAIVED {line} [waived: {finding['waived']}]"
+    return line
+
+
+def by_urgency(findings: Iterable[Finding]) -> list[Finding]:
+    """Errors that block first, then warnings, then what waivers set aside; stable within each."""
+    return sorted(findings, key=lambda f: (not f.blocks, f.waived is not None))
+
+
+def tally(findings: Iterable[Finding]) -> str:
+    """`2 error(s), 1 warning(s)` (errors that block), with `, 1 waived` when a waiver covers any."""
+    found = list(findings)
+    errors = sum(f.blocks for f in found)
+    warnings = sum(f.severity is Severity.WARNING and f.waived is None for f in found)
+    waived = sum(f.waived is not None for f in found)
+    return f"{errors} error(s), {warnings} warning(s)" + (f", {waived} waived" if waived else "")
 
 
 def config_key(*parts: str | int) -> str:

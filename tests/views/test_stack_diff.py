@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import pytest
 
@@ -11,6 +11,7 @@ from tests.paths import ROOT
 from tests.stack_builders import edit, make_spec, shipped_settings, spec_of
 from vllm_serving.settings.stack import SECTIONS as SETTINGS_SECTIONS
 from vllm_serving.settings.stack import StackSettings
+from vllm_serving.settings.waivers import Waiver
 from vllm_serving.spec import ServingSpec
 from vllm_serving.stack_files.loader import load_spec
 from vllm_serving.views.stack_diff import (
@@ -201,8 +202,20 @@ def test_every_settings_change_shows_in_the_diff(stack: str, section: str, chang
     assert stack_diff(after, after) == []
 
 
+def test_a_waiver_shows_with_its_reason_and_what_it_lets_through() -> None:
+    before = edit(shipped_settings("v100"), engine={"dtype": "bfloat16"})
+    waiver = Waiver(code="dtype-bf16-unsupported", reason="patched image", key="vllm-serving:engine.dtype")
+    after = before.model_copy(update={"waivers": (waiver,)})
+    assert by_key(stack_diff(spec_of(before), spec_of(after))) == {
+        ("waivers", "dtype-bf16-unsupported [vllm-serving:engine.dtype]"):
+            (None, "patched image (sets aside error at vllm-serving:engine.dtype)")}
+    reworded = after.model_copy(update={"waivers": (waiver.model_copy(update={"reason": "OPS-1"}),)})
+    assert [c.kind for c in stack_diff(spec_of(after), spec_of(reworded))] == ["changed"]
+
+
 def test_every_settings_section_has_a_change_that_shows() -> None:
-    assert {c[1] for c in SETTING_CHANGES} == set(SETTINGS_SECTIONS)
+    # waivers, a list, by test_a_waiver_shows_with_its_reason_and_what_it_lets_through
+    assert {c[1] for c in SETTING_CHANGES} | {"waivers"} == set(SETTINGS_SECTIONS)
 
 
 def test_settings_read_as_the_stack_file_writes_them() -> None:
@@ -231,12 +244,15 @@ SHOWN_BY_THE_PLAN: dict[str, frozenset[str] | None] = {
     "container": frozenset({"name", "runtime", "ipcMode", "shmSize", "privileged", "restart", "startupTimeout"}),
     "network": frozenset({"hostPort", "bindAddress", "publicHost"}),
     "release": None,  # promotedFrom
+    "waivers": None,  # code and key name each entry, its reason is the value
 }
 
 
 @pytest.mark.parametrize("section", SETTINGS_SECTIONS)
 def test_every_setting_is_compared(section: str) -> None:
-    fields = {f.alias or n for n, f in StackSettings.model_fields[section].annotation.model_fields.items()}
+    annotation = StackSettings.model_fields[section].annotation
+    model = get_args(annotation)[0] if get_origin(annotation) is tuple else annotation  # a list: its items
+    fields = {f.alias or n for n, f in model.model_fields.items()}
     plan = SHOWN_BY_THE_PLAN.get(section, frozenset())
     compared = SETTINGS_KEYS.get(section, ())
     unseen = set() if plan is None or compared is None else fields - plan - set(compared)

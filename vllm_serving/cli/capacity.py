@@ -16,7 +16,7 @@ from vllm_serving import rules
 from vllm_serving.catalog.gpus import GPUS, GpuSpec, find_gpu, suggest_gpu
 from vllm_serving.catalog.hf_config import load_hf_config
 from vllm_serving.catalog.models import MODELS, ModelArchitecture, find_model, suggest_model
-from vllm_serving.findings import PROJECT, ConfigError, Finding, Severity
+from vllm_serving.findings import PROJECT, ConfigError, Finding
 from vllm_serving.planner.capacity import (
     PINNED_VLLM_VERSION,
     CapacityInputs,
@@ -299,4 +299,4 @@ def run(args: argparse.Namespace) -> int:
                             max_position_embeddings=spec.model.max_position_embeddings)
         print(capacity_text(result, question, findings, scope))
     failed = not (result.weights_fit and result.fits_one_request)
-    return 1 if failed or any(f.severity == Severity.ERROR for f in findings) else 0
+    return 1 if failed or any(f.blocks for f in findings) else 0

@@ -9,7 +9,7 @@ from typing import Any
 
 from vllm_serving import rules
 from vllm_serving.cli.stacks import STACK_HELP, stack_findings, stack_target
-from vllm_serving.findings import ConfigError, Finding, Severity
+from vllm_serving.findings import ConfigError, Finding, tally
 from vllm_serving.stack_files.loader import list_stacks, load_spec, stack_name, stack_path
 
 
@@ -46,7 +46,7 @@ def check_stack(stack: str, path: Path, project_dir: Path | None = None) -> list
 
 
 def print_results(results: list[tuple[str, list[Finding]]], as_json: bool) -> bool:
-    """Print each stack's findings (text or JSON); True when any is an error."""
+    """Print each stack's findings (text or JSON); True when any is an error no waiver sets aside."""
     if as_json:
         print(json.dumps([{"stack": stack, "findings": [f.as_dict() for f in findings]}
                           for stack, findings in results], indent=2))
@@ -57,10 +57,8 @@ def print_results(results: list[tuple[str, list[Finding]]], as_json: bool) -> bo
                 print(finding.line())
             if not findings:
                 print("ok: no findings")
-        errors = sum(f.severity == Severity.ERROR for _, fs in results for f in fs)
-        warnings = sum(f.severity == Severity.WARNING for _, fs in results for f in fs)
-        print(f"{len(results)} stack(s): {errors} error(s), {warnings} warning(s)")
-    return any(f.severity == Severity.ERROR for _, findings in results for f in findings)
+        print(f"{len(results)} stack(s): {tally(f for _, fs in results for f in fs)}")
+    return any(f.blocks for _, findings in results for f in findings)
 
 
 def run(args: argparse.Namespace) -> int:

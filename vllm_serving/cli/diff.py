@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
         "diff", help="what differs between two stacks' deployments (exit 1 if anything does)",
         description="Compare the resolved deployments of two stacks: target, GPU, model, image, "
                     "vLLM flags, env, mounts, ports, network, container, Kubernetes settings, preflight, "
-                    "endpoints, capacity and observability. "
+                    "endpoints, capacity, observability and waivers. "
                     "Exit 0 if identical, 1 if they differ, 2 if a stack cannot be read.")
     parser.add_argument("stack_a", metavar="STACK_A", help=f"the stack now: {STACK_HELP}")
     parser.add_argument("stack_b", metavar="STACK_B", help=f"the stack it becomes: {STACK_HELP}")

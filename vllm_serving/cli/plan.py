@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from vllm_serving.cli.stacks import STACK_HELP, load_stack
-from vllm_serving.findings import ConfigError, Severity
+from vllm_serving.findings import ConfigError, finding_line
 from vllm_serving.fleet import fleet_hosts
 from vllm_serving.render.docker_run import flag_lines
 from vllm_serving.rules import check
@@ -62,8 +62,7 @@ def _text(plan: dict[str, Any]) -> str:
                         *[f"{k}=<secret>" for k in plan["secretEnv"]]]),
         *_block("Capacity", [f"{k:<34} {v}" for k, v in set_values(plan.get("capacity") or {}).items()]),
         *_block("Scale out", [f"{k:<34} {v}" for k, v in (plan.get("scaleOut") or {}).items()]),
-        *_block("Findings", [f"{f['severity'].upper()} {f['code']} {f['key']}: {f['message']} - {f['fix']}"
-                             for f in plan["findings"]]),
+        *_block("Findings", [finding_line(f) for f in plan["findings"]]),
         *_block("Resources `pulumi up` would create", [f"{r['type']:<42} {r['name']}" for r in plan["resources"]]),
         "  Equivalent docker run" + (" (for comparison; this stack deploys to Kubernetes)"
                                      if plan["target"]["kind"] == "kubernetes" else ""),
@@ -75,7 +74,7 @@ def _text(plan: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     spec = load_stack(args.project_dir, args.stack)
     findings = check(spec)
-    errors = [f for f in findings if f.severity is Severity.ERROR]
+    errors = [f for f in findings if f.blocks]
     if errors:
         raise ConfigError(errors)
     hosts = fleet_hosts(spec)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vllm_serving.findings import ConfigError, Finding, Severity
+from vllm_serving.findings import ConfigError, Finding, by_urgency
 from vllm_serving.release.promotion import promote_from
 from vllm_serving.rules.every_error import every_finding, stack_build
 from vllm_serving.spec import ServingSpec
@@ -48,7 +48,7 @@ def stack_findings(stack: str, path: Path, project_dir: Path, first: list[Findin
     values = corrected(stack_file.values)
     more = every_finding(values, stack_build(stack_file.secret_keys, stack, project_dir))
     found = first + [f for f in more if (f.code, f.key) not in seen]
-    return sorted(found, key=lambda f: f.severity is not Severity.ERROR)
+    return by_urgency(found)
 
 
 def load_stack(project_dir: Path, item: str) -> ServingSpec:
@@ -58,4 +58,4 @@ def load_stack(project_dir: Path, item: str) -> ServingSpec:
         return load_spec(path, stack, project_dir)
     except ConfigError as exc:
         findings = stack_findings(stack, path, project_dir, list(exc.findings))
-        raise ConfigError([f for f in findings if f.severity is Severity.ERROR]) from None
+        raise ConfigError([f for f in findings if f.blocks]) from None

@@ -1,7 +1,8 @@
 """Compatibility rules: hardware, model and engine facts checked before anything is deployed.
 
 The rules are data (`RULES`, one `Rule` per code, grouped by topic in the modules below);
-`check` runs them all. docs/rules.md is one row per entry, kept in sync by a test.
+`check` runs them all, then applies the stack's waivers (`waivers.py`). docs/rules.md is one row
+per entry, kept in sync by a test.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from vllm_serving.rules import (
     stack_consistency,
 )
 from vllm_serving.rules.base import Context, Rule
+from vllm_serving.rules.waivers import code_guards, waive
 from vllm_serving.spec import ServingSpec
 
 RULES: tuple[Rule, ...] = (
@@ -55,15 +57,19 @@ RULES: tuple[Rule, ...] = (
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 assert len(RULES_BY_CODE) == len(RULES), "rule codes must be unique"
+GUARDS = code_guards(RULES)
+"""Every code a finding can carry -> what it guards that no waiver may pass (None: waivable)."""
 
 __all__ = ["RULES", "RULES_BY_CODE", "Rule", "check"]
 
 
 def check(spec: ServingSpec) -> list[Finding]:
     """Every finding for `spec`: errors first, then warnings, each in the table's order; a Docker
-    fleet's host list first, then each host's own (rules/fleet.py)."""
+    fleet's host list first, then each host's own (rules/fleet.py). The stack's waivers then mark
+    what they set aside (listed last) and add an error for each waiver that cannot stand."""
     hosts = fleet_hosts(spec)
-    return fleet.check_fleet(spec, hosts, _check_server) if hosts else _check_server(spec)
+    findings = fleet.check_fleet(spec, hosts, _check_server) if hosts else _check_server(spec)
+    return waive(findings, spec.settings.waivers, GUARDS)
 
 
 def _check_server(spec: ServingSpec) -> list[Finding]:

@@ -147,6 +147,10 @@ class Rule:
     """Where the fact comes from: the vLLM v0.19.1 source file and function (paths under
     `vllm/` of the wheel), or this project's own files."""
     test: Predicate
+    guards: str | None = None
+    """What the rule protects that no waiver may set aside (a key of `finding_codes.UNWAIVABLE`:
+    secrets, host paths, exposure); None for a fact about vLLM or the hardware, which a stack's
+    `vllm-serving:waivers` may override when this project reads it wrong."""
 
     def finding(self, facts: Facts) -> Finding:
         key = str(facts.get(KEY, self.key))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vllm_serving.finding_codes import EXPOSURE, SECRETS
 from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import Context, Facts, Rule
 from vllm_serving.units import GIB, MIB
@@ -71,7 +72,7 @@ RULES: tuple[Rule, ...] = (
          "container.privileged set.",
          "vLLM does not need it; a compromised server would own the host.",
          "this project (components/docker: GPUs through device requests); "
-         "tests/fixtures/seeds/000_58edd0417058a508.txt", _privileged),
+         "tests/fixtures/seeds/000_58edd0417058a508.txt", _privileged, guards=EXPOSURE),
     Rule("shm-too-small", Severity.ERROR, config_key("container", "shmSize"),
          "{gpus} GPUs share tensors through /dev/shm, which is {size} with ipcMode {ipc}",
          "set container.ipcMode: host, or container.shmSize to at least {need}",
@@ -93,7 +94,7 @@ RULES: tuple[Rule, ...] = (
          "run: pulumi config set --secret registryPassword",
          "A registry user without the registryPassword secret.",
          "The pull fails with an authentication error; the Pulumi program stops on it.",
-         "this project (image settings)", _registry_password),
+         "this project (image settings)", _registry_password, guards=SECRETS),
     Rule("docker-keys-on-kubernetes", Severity.WARNING, config_key("target", "kind"),
          "{keys} only apply to a Docker host and are ignored on Kubernetes",
          "remove them, or use the kubernetes section (service, runtimeClassName, scheduling)",

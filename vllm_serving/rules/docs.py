@@ -8,13 +8,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from vllm_serving.finding_codes import STAGE_CODES
-from vllm_serving.rules import RULES
+from vllm_serving.finding_codes import STAGE_CODES, UNWAIVABLE
+from vllm_serving.rules import GUARDS, RULES
 
 START = "<!-- rules:start (generated from vllm_serving/rules; do not edit by hand) -->"
 END = "<!-- rules:end -->"
 STAGE_START = "<!-- stage-codes:start (generated from vllm_serving/finding_codes.py; do not edit by hand) -->"
 STAGE_END = "<!-- stage-codes:end -->"
+UNWAIVABLE_START = "<!-- unwaivable:start (generated from the guards of the code tables; do not edit by hand) -->"
+UNWAIVABLE_END = "<!-- unwaivable:end -->"
 
 
 def _cell(text: str) -> str:
@@ -38,6 +40,15 @@ def stage_codes_table() -> str:
     return "\n".join(lines)
 
 
+def unwaivable_table() -> str:
+    """The Markdown table of what no waiver passes: per concern, why, and its codes."""
+    lines = ["| guards | why no waiver passes it | codes |", "|---|---|---|"]
+    for concern, why in UNWAIVABLE.items():
+        codes = ", ".join(f"`{code}`" for code, guards in GUARDS.items() if guards == concern)
+        lines.append(f"| {concern} | {_cell(why)} | {codes} |")
+    return "\n".join(lines)
+
+
 def table_in(doc: str, start: str = START, end: str = END) -> str:
     """The text between the markers of a rules document."""
     return doc.split(start, 1)[1].split(end, 1)[0].strip()
@@ -53,6 +64,8 @@ def update(path: Path) -> None:
     doc = _replace(doc, START, END, rules_table())
     if STAGE_START in doc:  # a document may carry the rule table alone
         doc = _replace(doc, STAGE_START, STAGE_END, stage_codes_table())
+    if UNWAIVABLE_START in doc:
+        doc = _replace(doc, UNWAIVABLE_START, UNWAIVABLE_END, unwaivable_table())
     path.write_text(doc, encoding="utf-8")
 
 

@@ -8,7 +8,9 @@ catalog errors, rule findings - is added, except what could be about a stand-in 
 the stack: a finding on a removed key itself or a key under it (TP 1 for a TP that did not parse,
 or for an engine section that was empty), a repeat of a
 first-stage error (a misspelt `model.nmae` also leaves `model.name` missing), and the memory
-findings when a key they are computed from (engine, hardware, model) was removed.
+findings when a key they are computed from (engine, hardware, model) was removed. A waiver
+with a bad field is removed whole, and the second build's waiver errors are left out: a stand-in
+can raise or hide what a waiver matches, and a removed waiver renumbers the rest.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from vllm_serving.findings import PROJECT, ConfigError, Finding, Severity
+from vllm_serving.findings import PROJECT, ConfigError, Finding, by_urgency, config_key
 from vllm_serving.rules import check
 from vllm_serving.rules.capacity_rules import RULES as CAPACITY_RULES
+from vllm_serving.rules.waivers import WAIVER_CODES
 from vllm_serving.settings.stack_config import parse_stack_config
 from vllm_serving.spec import ServingSpec, resolve
 
@@ -101,6 +104,15 @@ def _with_stand_ins(values: Mapping[str, Any], keys: set[str]) -> dict[str, Any]
     return out
 
 
+def _whole_waiver(key: str) -> str:
+    """`vllm-serving:waivers[2].reason` -> `vllm-serving:waivers[2]`: a waiver without a valid
+    code or reason waives nothing, so the entry goes rather than the field."""
+    path = key_path(key)
+    if path and len(path) > 2 and path[0] == "waivers" and isinstance(path[1], int):
+        return config_key("waivers", path[1])
+    return key
+
+
 def _section(key: str) -> str | None:
     path = key_path(key)
     return str(path[0]) if path else None
@@ -118,7 +130,7 @@ def every_finding(values: Mapping[str, Any], build: Build) -> list[Finding]:
         return check(build(values))
     except ConfigError as exc:
         first = list(exc.findings)
-    keys = {f.key for f in first}
+    keys = {_whole_waiver(f.key) for f in first}
     stripped = _with_stand_ins(without_keys(values, keys - _STAND_INS.keys()), keys)
     if stripped == dict(values):
         return first
@@ -137,8 +149,8 @@ def every_finding(values: Mapping[str, Any], build: Build) -> list[Finding]:
             except ConfigError as again:
                 later = list(again.findings)
     later = [f for f in later if not _inside(f.key, keys) and (f.code, f.key) not in seen
-             and not (stand_in_memory and f.code in _CAPACITY_CODES)]
-    return sorted(first + later, key=lambda f: f.severity is not Severity.ERROR)
+             and not (stand_in_memory and f.code in _CAPACITY_CODES) and f.code not in WAIVER_CODES]
+    return by_urgency(first + later)
 
 
 def stack_build(secret_keys: frozenset[str] | set[str], stack: str, project_dir: Path | None = None) -> Build:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 
+from vllm_serving.finding_codes import EXPOSURE
 from vllm_serving.findings import Finding, Severity, config_key
 from vllm_serving.rules.base import KEY, Context, Facts, Rule
 
@@ -107,13 +108,13 @@ RULES: tuple[Rule, ...] = (
          "run: pulumi config set --secret apiKey, or set network.bindAddress: 127.0.0.1",
          "Docker: API bound beyond loopback without the apiKey secret (and not network.behindProxy).",
          "vLLM serves every path unauthenticated by default (both seeds do).",
-         f"{MIDDLEWARE}; docs/security.md", _open_on_network),
+         f"{MIDDLEWARE}; docs/security.md", _open_on_network, guards=EXPOSURE),
     Rule("api-open-outside-cluster", Severity.WARNING, config_key("kubernetes", "service", "type"),
          "a {type} Service exposes the OpenAI API outside the cluster with no API key",
          "run: pulumi config set --secret apiKey, or set kubernetes.service.type: ClusterIP",
          "Kubernetes: NodePort or LoadBalancer Service without the apiKey secret (and not network.behindProxy).",
          "Anyone who reaches a node or the load balancer can use the GPUs.",
-         f"{MIDDLEWARE}; docs/security.md", _open_outside_cluster),
+         f"{MIDDLEWARE}; docs/security.md", _open_outside_cluster, guards=EXPOSURE),
     Rule("api-key-covers-v1-only", Severity.WARNING, config_key("network", "bindAddress"),
          "the API key guards only paths under /v1; on {where} these answer without it: {paths}",
          "keep the port private (network.bindAddress: 127.0.0.1, a firewall or a ClusterIP Service) behind a "
@@ -121,7 +122,8 @@ RULES: tuple[Rule, ...] = (
          "API reachable from the network with an apiKey, and not network.behindProxy.",
          "POST /invocations runs chat and completion requests without the key; /tokenize, /metrics, "
          "/version and the rest answer anyone.",
-         f"{MIDDLEWARE}; {SERVER}; vllm/entrypoints/sagemaker/api_router.py", _key_covers_v1_only),
+         f"{MIDDLEWARE}; {SERVER}; vllm/entrypoints/sagemaker/api_router.py", _key_covers_v1_only,
+         guards=EXPOSURE),
     Rule("network-policy-drops-outside-clients", Severity.WARNING, config_key("kubernetes", "allowFrom"),
          "the {type} Service takes clients from outside the cluster, but the NetworkPolicy admits only "
          "kubernetes.allowFrom (by default the release's own namespace): their requests are dropped",
@@ -129,7 +131,7 @@ RULES: tuple[Rule, ...] = (
          "Kubernetes: NodePort or LoadBalancer Service with a NetworkPolicy that lists no cidr.",
          "A NetworkPolicy with only pod and namespace sources drops traffic from outside the cluster.",
          "Kubernetes NetworkPolicy (networking.k8s.io/v1 ipBlock); vllm_serving/render/kubernetes/network_policy.py",
-         _policy_drops_outside_clients),
+         _policy_drops_outside_clients, guards=EXPOSURE),
 )
 
 

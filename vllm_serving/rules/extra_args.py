@@ -13,6 +13,7 @@ from vllm_serving.command.vllm_argv import render_flags
 from vllm_serving.engine.extra_args import Problem, ProblemKind, extra_args_problems
 from vllm_serving.engine.flags import FLAGS
 from vllm_serving.engine.release_registry import release_for_tag
+from vllm_serving.finding_codes import SECRETS
 from vllm_serving.findings import Finding, Severity, config_key
 from vllm_serving.rules.base import Context, Facts, Predicate, Rule
 
@@ -67,7 +68,7 @@ RULES: tuple[Rule, ...] = (
         "remove it and its value from engine.extraArgs and run: pulumi config set --secret {detail}",
         "extraArgs passes --api-key or --hf-token in any spelling vLLM takes (prefix, `_`, `=`, case).",
         "The credential is stored and shown in plain text wherever the argv is.",
-        SOURCE, _each("secret")),
+        SOURCE, _each("secret"), guards=SECRETS),
     ItemRule(
         "extra-arg-typed-key", Severity.ERROR, EXTRA_ARGS,
         "vLLM reads this item as {flag}, set by {detail}: passed here it overrides that key and skips "

@@ -13,6 +13,7 @@ import posixpath
 from dataclasses import dataclass
 
 from vllm_serving.engine.defaults import VLLM_CACHE_PATH
+from vllm_serving.finding_codes import HOST_PATHS
 from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import KEY, Context, Facts, Rule
 
@@ -192,20 +193,20 @@ RULES: tuple[Rule, ...] = (
          "write it without '..': {normal}",
          "A host or container path with a '..' segment.",
          "The mount is not where the reader thinks; path checks compare the wrong directory.",
-         "this project (vllm_serving/rules/host_paths.py)", _dotdot),
+         "this project (vllm_serving/rules/host_paths.py)", _dotdot, guards=HOST_PATHS),
     Rule("host-path-separator", Severity.ERROR, config_key("model", "hostPath"),
          "'{path}' contains '{char}', which Docker's mount syntax splits at (-v SRC:DST:ro, --mount a=b,c=d)",
          "rename or move the directory so its path has no ':' or ','",
          "A host or container path with ':' or ','.",
          "Docker reads part of the path as the target or the options: a different mount, or a refused one.",
-         "Docker run reference (-v, --mount); this project", _separator),
+         "Docker run reference (-v, --mount); this project", _separator, guards=HOST_PATHS),
     Rule("host-path-socket", Severity.ERROR, config_key("model", "hostPath"),
          "'{path}' is a socket: a process that can connect to the Docker (or containerd) socket controls the "
          "host, read-only mount or not",
          "point the key at the data directory, never at a socket",
          "A host path ending in .sock or .socket (any segment).",
          "A compromised or misconfigured server gets root on the host through the daemon.",
-         "Docker docs, \"Protect the Docker daemon socket\"; this project", _sockets),
+         "Docker docs, \"Protect the Docker daemon socket\"; this project", _sockets, guards=HOST_PATHS),
     Rule("host-path-system", Severity.ERROR, config_key("model", "hostPath"),
          "'{path}' would give the container {holds} ({mode})",
          FIX_HOST,
@@ -213,7 +214,7 @@ RULES: tuple[Rule, ...] = (
          "/usr, /bin, /lib only for the writable cache), or in a credentials directory (.ssh, .aws, .kube, "
          ".docker, .pulumi, .config...).",
          "The container reads the host's secrets or, writable, rewrites the host.",
-         "this project (SYSTEM_PATHS in vllm_serving/rules/host_paths.py)", _system),
+         "this project (SYSTEM_PATHS in vllm_serving/rules/host_paths.py)", _system, guards=HOST_PATHS),
     Rule("weights-path-is-file", Severity.ERROR, config_key("model", "hostPath"),
          "'{path}' names a file of the checkpoint, not its directory",
          "point the key at the directory that holds config.json and the shards: {directory}",
@@ -221,18 +222,18 @@ RULES: tuple[Rule, ...] = (
          "vLLM exits at start-up: \"Invalid repository ID or local directory specified\" (no config.json "
          "beside a file).",
          "vllm/transformers_utils/config.py get_config (config.json or params.json in the directory; is_gguf "
-         "for a single file)", _weights_file),
+         "for a single file)", _weights_file, guards=HOST_PATHS),
     Rule("cache-overlaps-weights", Severity.ERROR, config_key("cache", "hostPath"),
          "the compile cache ({cache}) and the weights ({weights}) overlap: the writable cache mount would "
          "make the weights writable",
          "give the cache a directory of its own outside the weights, e.g. /srv/vllm-cache (or another volume)",
          "Docker: cache.hostPath is, is inside, or contains model.hostPath; or both name one volume.",
          "A bug in the server (or an attacker in it) could damage the weights.",
-         "this project (both mounts in vllm_serving/render/docker_container.py)", _cache_on_weights),
+         "this project (both mounts in vllm_serving/render/docker_container.py)", _cache_on_weights, guards=HOST_PATHS),
     Rule("model-container-path-collides", Severity.ERROR, config_key("model", "containerPath"),
          "the weights mounted at {path} would overlap {what}",
          "set model.containerPath to a directory of its own, e.g. /models/<name>",
          "model.containerPath is, is inside, or contains the compile-cache mount or an image system directory.",
          "The read-only weights hide the cache (vLLM cannot write its compiled graphs) or the image's own files.",
-         "vllm/envs.py VLLM_CACHE_ROOT (~/.cache/vllm); this project", _container_path_collides),
+         "vllm/envs.py VLLM_CACHE_ROOT (~/.cache/vllm); this project", _container_path_collides, guards=HOST_PATHS),
 )

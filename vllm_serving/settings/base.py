@@ -15,8 +15,9 @@ from pydantic_core import PydanticCustomError
 from vllm_serving.units import parse_duration, parse_size
 
 
-def fix_error(message: str, fix: str, field: str | None = None) -> PydanticCustomError:
-    """A validation error that carries the fix; `field` names the key when a model validator raises."""
+def fix_error(message: str, fix: str, field: str | int | None = None) -> PydanticCustomError:
+    """A validation error that carries the fix; `field` names the key (or a list's index) when a
+    model or list validator raises."""
     ctx = {"message": message, "fix": fix, "field": field}
     return PydanticCustomError("with_fix", "{message}", ctx)
 

@@ -15,6 +15,7 @@ from vllm_serving.settings.observability import ObservabilitySettings
 from vllm_serving.settings.preflight import PreflightSettings
 from vllm_serving.settings.release import ReleaseSettings
 from vllm_serving.settings.target import TargetSettings
+from vllm_serving.settings.waivers import Waivers
 
 SECRET_KEYS = ("registryPassword", "apiKey", "hfToken")
 """Top-level config keys that must be Pulumi secrets (`pulumi config set --secret`)."""
@@ -47,6 +48,8 @@ class StackSettings(Section):
     """The checks run with the new image before it replaces the server."""
     observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
     """Metrics scraping, alerts and the Grafana dashboard."""
+    waivers: Waivers = ()
+    """Findings this stack sets aside on purpose, each `{code, reason}` and optionally `key` (docs/rules.md)."""
     secrets_set: frozenset[str] = frozenset()
     """Names of the secret keys present in the stack (values stay with Pulumi)."""
 

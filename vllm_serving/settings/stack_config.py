@@ -83,7 +83,7 @@ def _finding_from(err: Any) -> Finding:
     dotted = key.split(":", 1)[1]
     doc = _field_doc(loc)
     if kind == "with_fix":
-        if ctx.get("field"):
+        if ctx.get("field") is not None:  # a list index may be 0
             key = config_key(*loc, ctx["field"])
         return _error("config-invalid", key, ctx["message"], ctx["fix"])
     if kind == "missing":

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vllm_serving.findings import Finding, Severity
+from vllm_serving.findings import Finding, tally
 from vllm_serving.planner.capacity import CapacityPlan
 
 # Term names in memory_accounting.json -> how the detail labels them.
@@ -64,7 +64,7 @@ def _kv(plan: CapacityPlan) -> str:
 
 
 def summary_lines(plan: CapacityPlan, question: Question, findings: Sequence[Finding]) -> list[str]:
-    errors = sum(f.severity == Severity.ERROR for f in findings)
+    errors = sum(f.blocks for f in findings)
     limit = LIMITS[plan.context_limited_by]
     longest = (f"{_tokens(plan.max_model_len_that_fits)} tokens, limited by {limit} "
                f"(memory alone holds {_tokens(plan.longest_context_by_memory)}; the model allows "
@@ -159,9 +159,7 @@ def kv_lines(plan: CapacityPlan) -> list[str]:
 
 
 def finding_lines(findings: Sequence[Finding], scope: str) -> list[str]:
-    errors = sum(f.severity == Severity.ERROR for f in findings)
-    warnings = sum(f.severity == Severity.WARNING for f in findings)
-    head = f"Rules (as vllm-stack check, {scope}): {errors} error(s), {warnings} warning(s)"
+    head = f"Rules (as vllm-stack check, {scope}): {tally(findings)}"
     return [head, *(f"  {f.line()}" for f in findings)] if findings else [head.replace(": 0 error(s), 0 warning(s)",
                                                                                         ": no findings")]
 

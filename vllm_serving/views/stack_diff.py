@@ -21,6 +21,7 @@ from pydantic.fields import FieldInfo
 
 from vllm_serving.engine.flags import FLAGS
 from vllm_serving.fleet import as_one_host, fleet_hosts, is_fleet
+from vllm_serving.rules import check
 from vllm_serving.settings.base import Seconds, SizeBytes
 from vllm_serving.spec import ServingSpec
 from vllm_serving.units import go_duration, kubernetes_quantity
@@ -29,7 +30,8 @@ from vllm_serving.views.plan import deployment_plan
 
 # Compared sections, in the order a reviewer reads them (and the order of the changes).
 SECTIONS = ("target", "hosts", "gpu", "model", "image", "release", "argv", "env", "mounts", "ports",
-            "network", "container", "kubernetes", "preflight", "endpoints", "capacity", "observability")
+            "network", "container", "kubernetes", "preflight", "endpoints", "capacity", "observability",
+            "waivers")
 
 ALL = None
 """Every key of the settings section (but those in SHOWN_ELSEWHERE)."""
@@ -214,7 +216,8 @@ def _port(p: Mapping[str, Any]) -> str:
 def stack_view(spec: ServingSpec, per_host: bool = False) -> View:
     """The comparable facts of one stack, by section, as key -> text; `per_host` (a fleet is on
     either side) lists each host by id under `hosts`, its URLs with it instead of under endpoints."""
-    # Findings are `check`'s business; the diff compares what would be deployed.
+    # Findings are `check`'s business; the diff compares what would be deployed (and, under
+    # waivers, what each stack lets through).
     hosts = (fleet_hosts(spec) or (as_one_host(spec),)) if per_host else ()
     plan = fleet_plan(spec, hosts, []) if hosts else deployment_plan(spec, [])
     env = _fields(plan["env"]) | {name: SECRET_VALUE for name in plan["secretEnv"]}
@@ -242,10 +245,24 @@ def stack_view(spec: ServingSpec, per_host: bool = False) -> View:
         "endpoints": _fields(plan["endpoints"]),
         "capacity": capacity,
         "observability": {},
+        "waivers": _waivers(spec),
     }
     for section, keys in SETTINGS_KEYS.items():
         view[section] |= _settings_facts(getattr(spec.settings, section), keys, section)
     return view
+
+
+def _waivers(spec: ServingSpec) -> Section:
+    """Each waiver by code (and key) -> its reason and what it sets aside in this stack, so a
+    waiver added, dropped or reworded shows, and so does an error it lets through."""
+    waived = [f for f in check(spec) if f.waived is not None]
+    out: Section = {}
+    for waiver in spec.settings.waivers:
+        hits = sorted({f"{f.severity.value} at {f.key}" for f in waived
+                       if f.code == waiver.code and waiver.key in (None, f.key)})
+        covers = f"sets aside {', '.join(hits)}" if hits else "sets aside nothing: vllm-stack check says why"
+        out[f"{waiver.code} [{waiver.key}]" if waiver.key else waiver.code] = f"{waiver.reason} ({covers})"
+    return out
 
 
 def _key_order(section: str, a: Section, b: Section) -> list[str]:
