@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from vllm_serving.terminal_text import printable
+
 PROJECT = "vllm-serving"
 
 
@@ -24,16 +26,18 @@ class Finding:
     fix: str
 
     def line(self) -> str:
-        """`SEVERITY CODE key: message - fix`, the CLI's one-line form."""
-        return f"{self.severity.value.upper()} {self.code} {self.key}: {self.message} - {self.fix}"
+        """`SEVERITY CODE key: message - fix`, the CLI's one-line form: one line whatever the
+        texts hold (a key or a quoted value from a file may hold line breaks and escapes)."""
+        return printable(f"{self.severity.value.upper()} {self.code} {self.key}: {self.message} - {self.fix}")
 
     def as_dict(self) -> dict[str, str]:
+        """The finding for JSON, its texts inert as in `line()`: consumers print them."""
         return {
             "code": self.code,
             "severity": self.severity.value,
-            "key": self.key,
-            "message": self.message,
-            "fix": self.fix,
+            "key": printable(self.key),
+            "message": printable(self.message),
+            "fix": printable(self.fix),
         }
 
 
@@ -57,5 +61,5 @@ class ConfigError(Exception):
 
     def render(self) -> str:
         lines = [f"stack configuration has {len(self.findings)} error(s):"]
-        lines += [f"  {f.key}: {f.message}\n    fix: {f.fix}" for f in self.findings]
+        lines += [f"  {printable(f.key)}: {printable(f.message)}\n    fix: {printable(f.fix)}" for f in self.findings]
         return "\n".join(lines)
