@@ -34,10 +34,11 @@ def read_regular_file(path: Path, limit: int) -> bytes:
     FileRefused for anything else; OSError (FileNotFoundError...) as the open raises it."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     fd = os.open(path, flags)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise FileRefused(f"is {_kind(mode)}, not a regular file")
     with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise FileRefused(f"is {_kind(mode)}, not a regular file")
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise FileRefused(f"is larger than {size_text(limit)}", too_large=True)

@@ -123,7 +123,7 @@ _ITEM = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(_ITEM, min_size=1, max_size=4))
 def test_an_accepted_argv_is_read_by_ssh_as_listed_options_only(options: list[str]) -> None:
     """What refusals() accepts, ssh reads - with the items Docker adds after them - as listed

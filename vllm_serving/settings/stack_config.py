@@ -200,7 +200,8 @@ def parse_stack_config(
                                                 by_name=False)
     except ValidationError as exc:
         # a secret section is not missing: its finding says what is wrong with it
-        findings += [f for f in map(_finding_from, exc.errors()) if f.key not in unreadable or f.code != "config-missing"]
+        findings += [f for f in map(_finding_from, exc.errors())
+                     if f.key not in unreadable or f.code != "config-missing"]
         settings = None
     if findings:
         raise ConfigError(findings)
