@@ -59,9 +59,11 @@ BOUNDARIES = [
     *(Boundary("network-policy-open", "a100-k8s", _cidrs(*trip), _cidrs(*twin), f"no key: {' '.join(trip)} -> "
                f"{' '.join(twin)}", key=config_key("kubernetes", "allowFrom"), says=("every address",))
       for trip, twin in [
-          (("0.0.0.0/0",), ("0.0.0.0/1",)), (("::/0",), ("::/1",)), (("10.1.2.3/0",), ("10.1.2.3/1",)),
+          (("0.0.0.0/0",), ("0.0.0.0/1",)), (("::/0",), ("::/3",)), (("10.1.2.3/0",), ("10.1.2.3/1",)),
           (("0.0.0.0/1", "128.0.0.0/1"), ("0.0.0.0/1", "128.0.0.0/2")),  # two halves are every address
           (("::ffff:0:0/96",), ("::ffff:0:0/97",)),  # every IPv4 address, written as IPv6
+          (("0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/3"), ("0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/4")),  # all unicast
+          (("2000::/3",), ("2001:db8::/32",)),  # every global IPv6 address
       ]),
     Boundary("network-policy-open", "a100-k8s",
              {"kubernetes": {"allow_from": (AllowFrom(namespace_selector={}),)}},

@@ -100,7 +100,10 @@ def _policy_drops_outside_clients(ctx: Context) -> Facts | None:
     return {"type": k.service.type}
 
 
-_ALL = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
+# Every address that routes: IPv4 unicast (all but 224.0.0.0/3, multicast and reserved) and IPv6
+# global unicast (2000::/3); a list covering these admits the whole internet.
+_EVERY_V4 = tuple(ipaddress.IPv4Network(n) for n in ("0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/3"))
+_EVERY_V6 = (ipaddress.IPv6Network("2000::/3"),)
 _MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")  # IPv4 as IPv6 (::ffff:a.b.c.d)
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -113,12 +116,14 @@ def _as_v4(net: Network) -> Network:
 
 
 def covers_every_address(cidrs: list[str]) -> bool:
-    """Whether the blocks together admit every IPv4 or every IPv6 address: `0.0.0.0/0`, `::/0`,
-    `1.2.3.4/0` (host bits are ignored, by Kubernetes too), two halves, a mapped `::ffff:0:0/96`."""
+    """Whether the blocks together admit every routable IPv4 or IPv6 address: `0.0.0.0/0`, `::/0`,
+    `1.2.3.4/0` (host bits are ignored, by Kubernetes too), halves that add up, a mapped
+    `::ffff:0:0/96`, all of IPv4 unicast or 2000::/3."""
     nets = [_as_v4(ipaddress.ip_network(c, strict=False)) for c in cidrs]
     v4 = list(ipaddress.collapse_addresses(n for n in nets if isinstance(n, ipaddress.IPv4Network)))
     v6 = list(ipaddress.collapse_addresses(n for n in nets if isinstance(n, ipaddress.IPv6Network)))
-    return _ALL[0] in v4 or _ALL[1] in v6
+    return (all(any(need.subnet_of(n) for n in v4) for need in _EVERY_V4)
+            or all(any(need.subnet_of(n) for n in v6) for need in _EVERY_V6))
 
 
 def _open_policy(ctx: Context) -> Facts | None:
@@ -186,7 +191,8 @@ RULES: tuple[Rule, ...] = (
          "{how}, and no API key is set: {who} can use the GPUs and every route of the server",
          "{close}; and set a key: " + NEW_KEY.removeprefix("run: "),
          "Kubernetes without the apiKey secret: networkPolicy false, an allowFrom whose cidr entries cover every "
-         "IPv4 or IPv6 address (0.0.0.0/0, ::/0, halves that add up), or a namespaceSelector: {} entry.",
+         "routable IPv4 or IPv6 address (0.0.0.0/0, ::/0, 2000::/3, blocks that add up), or a namespaceSelector: {} "
+         "entry.",
          "Any compromised pod, or anyone on the network, runs requests on the GPUs and reads the model list.",
          f"{MIDDLEWARE}; vllm_serving/render/kubernetes/network_policy.py", _open_policy_unkeyed),
     Rule("network-policy-open-keyed", Severity.WARNING, config_key("kubernetes", "allowFrom"),
