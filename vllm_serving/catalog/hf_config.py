@@ -264,7 +264,7 @@ def parse_hf_config(config: Mapping[str, Any], source: str = "config.json") -> M
         )
     except KeyError as exc:
         raise _fail(source, f"has no '{exc.args[0]}' (looked in text_config, then the top level)", _FIX) from None
-    except (TypeError, ValueError, AttributeError, ValidationError, ZeroDivisionError) as exc:
+    except (TypeError, ValueError, AttributeError, OverflowError, ValidationError, ZeroDivisionError) as exc:
         first = str(exc).splitlines()[0]
         raise _fail(source, f"holds a value the planner cannot use ({first})", _FIX) from None
 
