@@ -20,7 +20,8 @@ from vllm_serving.settings.text_checks import absolute_path
 REFUSED_ANY_MOUNT = [
     "/", "/etc", "/etc/ssh", "/proc/1", "/sys/kernel", "/dev", "/boot", "/root", "/home", "/run/containerd",
     "/var/run", "/var/run/docker.sock", "/var/lib/docker/volumes", "/var/lib/kubelet/pods", "/var/lib/etcd",
-    "/home/alice", "/Users/bob", "/mnt/c/Users/carol", "/srv/ops/.ssh", "/data/.aws/credentials", "/opt/x/.kube",
+    "/home/alice", "/Users/bob", "/mnt/c/Users/carol", "/c/Users/dave", "/System/Volumes/Data/Users/erin",
+    "/srv/ops/.ssh", "/data/.aws/credentials", "/opt/x/.kube",
     "/srv/svc/.docker", "/srv/.cache/huggingface", "/srv/svc/.config/gcloud",
 ]
 REFUSED_WRITABLE = [*REFUSED_ANY_MOUNT, "/usr/local/cache", "/root/.cache/vllm", "/lib/x", "/bin"]

@@ -25,6 +25,11 @@ class SystemPath:
     """What the container would get, for the message."""
 
 
+# Where homes live: Linux, Fedora Atomic (/var/home), Solaris-style (/export/home), macOS (/Users,
+# and through the data volume's firmlink), Windows drives as WSL and Docker Desktop name them
+# (/mnt/c/Users, /host_mnt/c/Users, /c/Users).
+HOME_ROOTS = ("/home", "/var/home", "/export/home", "/users", "/system/volumes/data/users", "/mnt/*/users",
+              "/host_mnt/*/users", *(f"/{drive}/users" for drive in "abcdefghijklmnopqrstuvwxyz"))
 _HOME = "a user's home: ssh keys and credentials"
 _HOMES = "every user's home: ssh keys and credentials"
 _SOCKETS = "runtime sockets (Docker, containerd)"
@@ -47,12 +52,9 @@ SYSTEM_PATHS: tuple[SystemPath, ...] = (
     SystemPath("/var/lib/etcd", True, False, "the cluster's state, every Secret among it"),
     SystemPath("/var/lib/rancher", True, False, "k3s/RKE2's state, tokens and certificates"),
     SystemPath("/var/log", True, False, "the host's and every pod's logs"),
-    # homes: Linux, Fedora Atomic (/var/home), Solaris-style (/export/home), macOS (/Users, root's
-    # /var/root), Windows drives under WSL or Docker Desktop (/mnt/c/Users)
-    *(SystemPath(root, False, False, _HOMES) for root in ("/home", "/var/home", "/export/home", "/users",
-                                                           "/mnt/*/users")),
-    *(SystemPath(f"{root}/*", False, False, _HOME) for root in ("/home", "/var/home", "/export/home", "/users",
-                                                                 "/mnt/*/users")),
+    # homes, and the directories holding them
+    *(SystemPath(root, False, False, _HOMES) for root in HOME_ROOTS),
+    *(SystemPath(f"{root}/*", False, False, _HOME) for root in HOME_ROOTS),
     SystemPath("/var/root", True, False, "root's home (macOS): ssh keys and credentials"),
     # macOS: /etc, /var are links into /private, which Docker Desktop shares
     SystemPath("/private/etc", True, False, "the host's configuration"),
