@@ -67,8 +67,12 @@ STAGE_CODES: dict[str, StageCode] = {
                                                          "no code would read."),
     "config-secret-not-ciphertext": StageCode("stack file", "A `secure:` value that is not Pulumi ciphertext "
                                                             "(typed by hand).", SECRETS),
+    "stack-name-invalid": StageCode("stack file", "A stack name (a STACK argument, a stack file's name) Pulumi "
+                                                  "would refuse: it would reach file names and the renders."),
     "config-secret-plaintext": StageCode("settings", "A secret key (apiKey, registryPassword, hfToken) in "
                                                      "plain text.", SECRETS),
+    "config-secret-in-section": StageCode("settings", "A `secure:` value inside a section: the program gets "
+                                                      "the whole section encrypted; never quoted.", SECRETS),
     "config-unknown-key": StageCode("settings", "A key no section has; the closest name is suggested."),
     "config-missing": StageCode("settings", "A required key is absent."),
     "config-type": StageCode("settings", "A value of the wrong type (`8k` for a number)."),

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from vllm_serving.terminal_text import printable
+
 PROJECT = "vllm-serving"
 
 
@@ -41,11 +43,11 @@ class Finding:
         data = {
             "code": self.code,
             "severity": self.severity.value,
-            "key": self.key,
-            "message": self.message,
-            "fix": self.fix,
+            "key": printable(self.key),
+            "message": printable(self.message),
+            "fix": printable(self.fix),
         }
-        return data if self.waived is None else {**data, "waived": self.waived}
+        return data if self.waived is None else {**data, "waived": printable(self.waived)}
 
 
 def finding_line(finding: Mapping[str, str]) -> str:
@@ -91,5 +93,5 @@ class ConfigError(Exception):
 
     def render(self) -> str:
         lines = [f"stack configuration has {len(self.findings)} error(s):"]
-        lines += [f"  {f.key}: {f.message}\n    fix: {f.fix}" for f in self.findings]
+        lines += [f"  {printable(f.key)}: {printable(f.message)}\n    fix: {printable(f.fix)}" for f in self.findings]
         return "\n".join(lines)

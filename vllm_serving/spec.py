@@ -19,6 +19,7 @@ from vllm_serving.findings import ConfigError, Finding, Severity, config_key
 from vllm_serving.release.promotion import Promotion, promote_values
 from vllm_serving.settings import VLLM_PORT, StackSettings
 from vllm_serving.settings.stack_config import parse_stack_config
+from vllm_serving.settings.text_checks import STACK_NAME_FIX, stack_name_problem
 from vllm_serving.timing import startup_budget_seconds
 
 
@@ -87,7 +88,8 @@ def resolve(settings: StackSettings, stack: str, promotion: Promotion | None = N
     `project_dir` (default: the working directory, where Pulumi runs the program) is what a
     relative `model.configFile` is read from.
     """
-    findings: list[Finding] = []
+    findings: list[Finding] = [] if (bad := stack_name_problem(stack)) is None else [
+        Finding("stack-name-invalid", Severity.ERROR, "stack", bad, STACK_NAME_FIX)]
     gpu = find_gpu(settings.hardware.gpu) if settings.hardware.uses_gpus else CPU
     if gpu is None:
         close = suggest_gpu(settings.hardware.gpu)

@@ -98,3 +98,13 @@ def test_bad_base_is_one_line_and_exit_2(repo: Path, base: str, capsys: pytest.C
 def test_listed_in_commands() -> None:
     # `vllm-stack affected` exists for users only once vllm_serving/cli/__init__.py lists it
     assert "affected" in vllm_serving.cli.COMMANDS
+
+
+def test_a_file_name_that_is_no_stack_name_is_no_stack(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`Pulumi.x<newline>v100-prod.yaml` would print as two lines, one of them a production stack."""
+    (repo / "Pulumi.x\nv100-prod.yaml").write_text(STACK_TEXT)
+    (repo / "components" / "program.py").write_text("X = 2\n")
+    commit(repo, "code and an odd file")
+    assert affected(repo, capsys) == ["a100", "v100", "v100-prod", "v100-staging"]
+    assert main(["--project-dir", str(repo), "affected", "--base", "HEAD~1", "--exclude-promoting"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["a100", "v100", "v100-staging"]

@@ -177,7 +177,7 @@ def test_adopted_volumes_carry_no_labels(program) -> None:
 
 def test_docker_host_over_ssh(program) -> None:
     config = shipped_stack("v100")
-    config["vllm-serving:target"] = {"dockerHost": "ssh://deploy@gpu-v100-01", "sshOpts": ["-p", "2222"]}
+    config["vllm-serving:target"] = {"dockerHost": "ssh://deploy@gpu-v100-01", "sshOpts": ["-o", "Port=2222"]}
     run = program(config, stack="v100", secrets={"registryPassword": PASSWORD})
     provider = run.one("providers:docker")
     assert provider.inputs["host"] == "ssh://deploy@gpu-v100-01"

@@ -121,13 +121,13 @@ def test_bad_host_entry_is_a_config_error(host: dict[str, Any], key: str) -> Non
 def test_hosts_take_the_single_host_keys_as_defaults() -> None:
     spec = fleet_spec(hosts=[
         {"dockerHost": "ssh://deploy@gpu01.example.internal"},
-        {"dockerHost": "ssh://deploy@gpu02.example.internal", "sshOpts": ["-p", "2222"], "deviceIds": [4, 5, 6, 7],
+        {"dockerHost": "ssh://deploy@gpu02.example.internal", "sshOpts": ["-o", "Port=2222"], "deviceIds": [4, 5, 6, 7],
          "publicHost": "vllm-b.example.internal"},
     ], network={"publicHost": None})
     first, second = (h.spec.settings for h in fleet_hosts(spec))
     assert first.target.ssh_opts == ("-o", "StrictHostKeyChecking=yes")
     assert first.hardware.device_ids == (0, 1, 2, 3)
-    assert second.target.ssh_opts == ("-p", "2222")
+    assert second.target.ssh_opts == ("-o", "Port=2222")
     assert second.hardware.device_ids == (4, 5, 6, 7)
     assert [h.spec.endpoints()["baseUrl"] for h in fleet_hosts(spec)] == [
         "http://gpu01.example.internal:8000/v1", "http://vllm-b.example.internal:8000/v1"]
@@ -144,7 +144,7 @@ def test_host_ids_come_from_the_docker_host() -> None:
 
 VARIED_HOSTS = [
     {"dockerHost": "ssh://deploy@gpu01.example.internal"},
-    {"dockerHost": "ssh://gpu02.example.internal:2222", "sshOpts": ["-i", "/keys/fleet"]},
+    {"dockerHost": "ssh://gpu02.example.internal:2222", "sshOpts": ["-o", "IdentityFile=/keys/fleet"]},
     {"dockerHost": "ssh://ops@10.0.0.13", "publicHost": "gpu03.example.internal", "name": "gpu03"},
     {"dockerHost": "ssh://deploy@gpu04.example.internal", "deviceIds": [0, 1]},
 ]

@@ -13,6 +13,11 @@ from vllm_serving.settings.kubernetes_peers import AllowFrom
 KEY = frozenset({"apiKey"})
 NODE_PORT = ServiceSettings(type="NodePort")
 
+
+def _cidrs(*cidrs: str) -> dict[str, object]:
+    return {"kubernetes": {"allow_from": tuple(AllowFrom(cidr=c) for c in cidrs)}}
+
+
 BOUNDARIES = [
     Boundary("api-open-on-network", "v100", {"network": {"bind_address": "0.0.0.0"}},
              {"network": {"bind_address": "127.0.0.1"}}, "0.0.0.0 -> 127.0.0.1"),
@@ -45,6 +50,31 @@ BOUNDARIES = [
              "NodePort: no cidr -> a cidr in allowFrom"),
     Boundary("network-policy-drops-outside-clients", "a100-k8s", {"kubernetes": {"service": NODE_PORT}},
              {"kubernetes": {"service": NODE_PORT, "network_policy": False}}, "NodePort: policy -> none"),
+    Boundary("network-policy-open", "a100-k8s", {"kubernetes": {"network_policy": False}},
+             {"kubernetes": {"network_policy": True}}, "no key: networkPolicy false -> true",
+             key=config_key("kubernetes", "networkPolicy"), says=("every pod of the cluster", "apiKey")),
+    Boundary("network-policy-open", "a100-k8s", {"kubernetes": {"network_policy": False}},
+             {"kubernetes": {"network_policy": False}, "secrets_set": KEY}, "networkPolicy false: no key -> a key",
+             key=config_key("kubernetes", "networkPolicy")),
+    *(Boundary("network-policy-open", "a100-k8s", _cidrs(*trip), _cidrs(*twin), f"no key: {' '.join(trip)} -> "
+               f"{' '.join(twin)}", key=config_key("kubernetes", "allowFrom"), says=("every address",))
+      for trip, twin in [
+          (("0.0.0.0/0",), ("0.0.0.0/1",)), (("::/0",), ("::/3",)), (("10.1.2.3/0",), ("10.1.2.3/1",)),
+          (("0.0.0.0/1", "128.0.0.0/1"), ("0.0.0.0/1", "128.0.0.0/2")),  # two halves are every address
+          (("::ffff:0:0/96",), ("::ffff:0:0/97",)),  # every IPv4 address, written as IPv6
+          (("0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/3"), ("0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/4")),  # all unicast
+          (("2000::/3",), ("2001:db8::/32",)),  # every global IPv6 address
+      ]),
+    Boundary("network-policy-open", "a100-k8s",
+             {"kubernetes": {"allow_from": (AllowFrom(namespace_selector={}),)}},
+             {"kubernetes": {"allow_from": (AllowFrom(namespace="monitoring"),)}},
+             "no key: namespaceSelector {} -> one namespace", says=("every pod of the cluster",)),
+    Boundary("network-policy-open-keyed", "a100-k8s", {"kubernetes": {"network_policy": False}, "secrets_set": KEY},
+             {"kubernetes": {"network_policy": True}, "secrets_set": KEY}, "key: networkPolicy false -> true",
+             key=config_key("kubernetes", "networkPolicy"), says=("/invocations", "/metrics")),
+    Boundary("network-policy-open-keyed", "a100-k8s", {**_cidrs("0.0.0.0/0"), "secrets_set": KEY},
+             {**_cidrs("10.20.0.0/16"), "secrets_set": KEY}, "key: 0.0.0.0/0 -> 10.20.0.0/16",
+             says=("/invocations",)),
 ]
 
 
@@ -76,3 +106,17 @@ def test_bad_api_key_values_are_errors_that_never_repeat_the_value(value: str, c
 @pytest.mark.parametrize("value", ["k" * MIN_API_KEY_LENGTH, "a b" * 8, "0123456789abcdef" * 4])
 def test_good_api_keys_pass(value: str) -> None:
     assert api_key_findings(value) == []
+
+
+def test_an_open_policy_is_an_error_only_without_a_key() -> None:
+    """The same open policy: an ERROR with no key, a WARNING (naming the unguarded paths) with one."""
+    edits = {"kubernetes": {"network_policy": False}}
+    unkeyed = {f.code: f.severity for f in findings("a100-k8s", edits)}
+    keyed = {f.code: f.severity for f in findings("a100-k8s", {**edits, "secrets_set": KEY})}
+    assert unkeyed.get("network-policy-open") is Severity.ERROR and "network-policy-open-keyed" not in unkeyed
+    assert keyed.get("network-policy-open-keyed") is Severity.WARNING and "network-policy-open" not in keyed
+
+
+def test_docker_stacks_have_no_network_policy_findings() -> None:
+    codes = {f.code for f in findings("v100", {"kubernetes": {"network_policy": False}})}
+    assert not codes & {"network-policy-open", "network-policy-open-keyed"}

@@ -1,13 +1,20 @@
-"""ssh options that would run a command (or load a library) where pulumi runs are refused."""
+"""sshOpts by allow-list: only `-o Keyword=Value` options from a short list pass, read as OpenSSH
+reads them (tests/settings/openssh_argv.py models ssh.c and readconf.c); everything else is
+refused with the keyword and the list, naming the item."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.settings.openssh_argv import KEYWORDS, TAKES_ARGUMENT, read_argv
 from vllm_serving.findings import ConfigError
-from vllm_serving.settings.ssh_options import risky_options
+from vllm_serving.settings.ssh_options import ALLOWED, JUMP, refusals
 from vllm_serving.settings.stack_config import parse_stack_config
 
 BASE: dict[str, Any] = {
@@ -18,38 +25,153 @@ BASE: dict[str, Any] = {
 SSH = "ssh://deploy@gpu01.internal"
 
 
-def _keys(target: dict[str, Any]) -> list[str]:
+def _findings(target: dict[str, Any]) -> dict[str, str]:
     try:
         parse_stack_config({**BASE, "vllm-serving:target": target})
     except ConfigError as exc:
-        return [f.key for f in exc.findings]
-    return []
+        return {f.key: f"{f.message} - {f.fix}" for f in exc.findings}
+    return {}
 
 
-@pytest.mark.parametrize(("options", "index"), [
-    (["-o", "ProxyCommand=nc %h %p"], 1),
-    (["-oLocalCommand=id"], 0),
-    (["-o", "proxycommand = sh -c x"], 1),  # keywords are case-insensitive, '=' optional
-    (["-o ProxyCommand nc %h %p"], 0),  # flag and value in one item
-    (["-p", "2222", "-F", "/tmp/ssh_config"], 2),
-    (["-I", "/usr/lib/opensc-pkcs11.so"], 0),
-    (["-o", "Match exec \"id\""], 1),
+@pytest.mark.parametrize(("options", "index", "says"), [
+    (["-o", "ProxyCommand=nc %h %p"], 0, "runs its command on the machine running pulumi"),
+    (["-oLocalCommand=id"], 0, "runs its command"),
+    (["-o", "proxycommand = sh -c x"], 0, "runs its command"),  # any case, '=' with spaces
+    (["-o ProxyCommand nc %h %p"], 0, "runs its command"),  # flag and value in one item
+    (['-o "ProxyCommand" nc'], 0, "runs its command"),  # quotes: ssh strips them
+    (["-o=ProxyCommand=x"], 0, "runs its command"),  # ssh skips one leading '='
+    (["-CoProxyCommand=x"], 0, "combines flags"),  # -C, then -o with the rest
+    (["-Tvo", "ProxyCommand=x"], 0, "runs its command"),
+    (["-p", "2222", "-F", "/tmp/ssh_config"], 0, "-o Port=2222"),  # the -o form is the fix
+    (["-F", "/tmp/ssh_config"], 0, "config file whose options no check sees"),
+    (["-I", "/usr/lib/opensc-pkcs11.so"], 0, "PKCS#11"),
+    (["-o", 'Match exec "id"'], 0, "Match exec"),
+    (["-oInclude=/tmp/x"], 0, "no check sees"),
+    (["-oKnownHostsCommand=/bin/id"], 0, "runs its command"),
+    (["-oPort=22", "-o"], 1, "last item"),  # ssh would take Docker's next word as the option
+    (["-J", "bastion.internal"], 0, "-o ProxyJump=bastion.internal"),
+    (["-oProxyJump=bastion;id"], 0, "ProxyJump"),  # pasted into a shell line by ssh.c
+    (["-oProxyJump=-oProxyCommand=x"], 0, "ProxyJump"),
+    (["-oProxyJump=ssh://bastion"], 0, "ProxyJump"),
+    (["-o", "Hostname=evil.example"], 0, "the host is target.dockerHost"),
+    (["-oHOSTNAME=evil.example"], 0, "Hostname"),
+    (["evil.example"], 0, "bare word as the host"),
+    (["-W", "evil:22"], 0, "another host"),
+    (["-E", "/home/deploy/.bashrc"], 0, "log"),
+    (["-S", "/tmp/ctl"], 0, "socket"),
+    (["-L", "8080:localhost:80"], 0, "tunnel"),
+    (["-D", "1080"], 0, "SOCKS"),
+    (["-R", "9000:localhost:22"], 0, "tunnel"),
+    (["-A"], 0, "agent"),
+    (["-o", "ForwardAgent=yes"], 0, "agent"),
+    (["-o", "SendEnv=PULUMI_*"], 0, "environment"),
+    (["-o", "User=root"], 0, "overrides dockerHost's user deploy"),  # ssh keeps the first User
+    (["-o", "StrictHostKeyChecking=maybe"], 0, "yes, accept-new or no"),
+    (["-o", "Port=99999"], 0, "1-65535"),
+    (["-o", "IdentityFile=$HOME/.ssh/id"], 0, "IdentityFile"),
 ])
-def test_local_execution_is_refused_at_its_item(options: list[str], index: int) -> None:
-    assert _keys({"dockerHost": SSH, "sshOpts": options}) == [f"vllm-serving:target.sshOpts[{index}]"]
+def test_options_off_the_list_are_refused_at_their_item(options: list[str], index: int, says: str) -> None:
+    found = _findings({"dockerHost": SSH, "sshOpts": options})
+    key = f"vllm-serving:target.sshOpts[{index}]"
+    assert list(found) == [key], found
+    assert says in found[key]
 
 
-@pytest.mark.parametrize("options", [["-o", "StrictHostKeyChecking=yes"], ["-J", "bastion.internal"],
-                                     ["-o", "ProxyJump=bastion"], ["-p", "2222", "-oServerAliveInterval=30"]])
-def test_ordinary_options_pass(options: list[str]) -> None:
-    assert _keys({"dockerHost": SSH, "sshOpts": options}) == []
+@pytest.mark.parametrize("options", [
+    ["-o", "StrictHostKeyChecking=yes"], ["-oStrictHostKeyChecking=accept-new"], ["-o StrictHostKeyChecking no"],
+    ["-o", "ProxyJump=bastion"], ["-o ProxyJump=ops@bastion.internal:2222,jump2"], ["-oPORT=2222"],
+    ["-o", "Port = 2222", "-oServerAliveInterval=30"], ["-o", "User=deploy"],
+    ["-o", "IdentityFile=~/.ssh/id_ed25519", "-o", "IdentitiesOnly=yes"],
+    ["-o", "UserKnownHostsFile=/etc/vllm/known_hosts"], ["-oConnectTimeout=1m", "-oBatchMode=yes"],
+    ["-o", "ProxyJump=[2001:db8::1]:22"],
+])
+def test_listed_options_pass(options: list[str]) -> None:
+    assert _findings({"dockerHost": SSH, "sshOpts": options}) == {}
 
 
 def test_a_fleet_host_is_checked_with_its_own_key() -> None:
     hosts = [{"dockerHost": SSH}, {"dockerHost": "ssh://deploy@gpu02.internal", "sshOpts": ["-oKnownHostsCommand=id"]}]
-    assert _keys({"hosts": hosts}) == ["vllm-serving:target.hosts[1].sshOpts[0]"]
+    assert list(_findings({"hosts": hosts})) == ["vllm-serving:target.hosts[1].sshOpts[0]"]
 
 
-def test_the_keyword_of_a_two_item_option_is_the_item_named() -> None:
-    options = ("-o", "StrictHostKeyChecking=yes", "-oPermitLocalCommand=yes", "-o", "LocalCommand=id")
-    assert [(i, name) for i, name, _ in risky_options(options)] == [(2, "PermitLocalCommand"), (4, "LocalCommand")]
+def test_a_port_or_user_is_refused_only_where_dockerhost_says_otherwise() -> None:
+    assert _findings({"dockerHost": "ssh://deploy@gpu01:2222", "sshOpts": ["-oPort=2222", "-oUser=deploy"]}) == {}
+    assert list(_findings({"dockerHost": "ssh://deploy@gpu01:2222", "sshOpts": ["-oPort=22"]})) == [
+        "vllm-serving:target.sshOpts[0]"]
+
+
+def test_every_item_is_named_once() -> None:
+    options = ("-o", "StrictHostKeyChecking=yes", "-oPermitLocalCommand=yes", "-o", "LocalCommand=id", "-F", "/x")
+    assert [r.index for r in refusals(options)] == [2, 3, 5]
+
+
+# --- every argv ssh reads to something off the list is refused -----------------------------------
+
+_FREE = st.text(alphabet=" \t=\"'#;\\$`|&()<>*?~%@:,./-_aAzZ09", max_size=12)
+_KEYWORD = st.sampled_from(sorted(set(KEYWORDS))).flatmap(
+    lambda k: st.sampled_from([k, k.upper(), k.capitalize(), f'"{k}"', f"{k[:1].upper()}{k[1:]}"]))
+_SEPARATOR = st.sampled_from(["=", " ", " = ", "  ", "=", "\t", " =", "= ", '"', ""])
+_VALUE = st.one_of(_FREE, st.sampled_from(["yes", "no", "22", "bastion", "u@h:22,j", "/x/id", "~/.ssh/k", "none"]))
+_SETTING = st.builds(lambda lead, k, sep, v: f"{lead}{k}{sep}{v}", st.sampled_from(["", " ", "=", "  "]),
+                     _KEYWORD, _SEPARATOR, _VALUE)
+_FLAGS = st.text(alphabet="1246ACGKMNTVXYZafgknqstvxyBDEFIJLOPQRSWbceilmopw", min_size=1, max_size=3)
+_ITEM = st.one_of(
+    st.builds(lambda s: f"-o{s}", _SETTING),  # -oKeyword=Value, -o Keyword Value
+    st.builds(lambda f, s: f"-{f}o{s}", _FLAGS, _SETTING),  # combined flags ending in o
+    st.builds(lambda f, v: f"-{f}{v}", _FLAGS, _VALUE),  # any flags, glued value
+    st.just("-o"), _SETTING, _VALUE, st.just("--"),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_ITEM, min_size=1, max_size=4))
+def test_an_accepted_argv_is_read_by_ssh_as_listed_options_only(options: list[str]) -> None:
+    """What refusals() accepts, ssh reads - with the items Docker adds after them - as listed
+    -o options with values their checks allow, and the host as dockerHost's: nothing else."""
+    if refusals(tuple(options), user="deploy"):
+        return
+    argv = [*options, "-o ConnectTimeout=30", "-T", "-l", "deploy", "--", "gpu01.internal", "docker", "system",
+            "dial-stdio"]
+    read = read_argv(argv)
+    operands = [r.value for r in read if r.kind == "operand"]
+    assert operands == ["gpu01.internal", "docker", "system", "dial-stdio"], read
+    assert [(r.kind, r.name) for r in read[-7:-4]] == [("option", "connecttimeout"), ("flag", "-T"), ("flag", "-l")]
+    for item in read[:-7]:
+        assert item.kind == "option" and item.name in ALLOWED, (options, item)
+        value = item.value
+        assert value and not any(c in value for c in " \t\"'#\\;$`|&<>()*?="), (options, item)
+        if item.name == "proxyjump":
+            assert all(JUMP.fullmatch(hop) for hop in value.split(",")) or value.lower() == "none"
+
+
+@pytest.mark.parametrize("keyword", sorted(set(KEYWORDS) - set(ALLOWED)))
+def test_every_other_ssh_keyword_is_refused_in_every_spelling(keyword: str) -> None:
+    spellings = [[f"-o{keyword}=x"], [f"-o {keyword.upper()} x"], ["-o", f"{keyword.capitalize()}=x"],
+                 [f'-o "{keyword}" x'], [f"-To{keyword}=x"]]
+    assert all(refusals(tuple(s)) for s in spellings), keyword
+
+
+@pytest.mark.parametrize("flag", sorted(TAKES_ARGUMENT - {"o"}) + ["A", "C", "N", "T", "v", "4", "G", "M"])
+def test_every_other_flag_is_refused(flag: str) -> None:
+    assert refusals((f"-{flag}", "x")) and refusals((f"-{flag}x",))
+
+
+ACCEPTED_SAMPLES = [
+    ["-o", "StrictHostKeyChecking=accept-new", "-oUserKnownHostsFile=/tmp/kh"],
+    ["-o ProxyJump=ops@bastion.example:2222,jump2.example", "-oPort=2200"],
+    ["-oIdentityFile=~/.ssh/id_ed25519", "-o", "IdentitiesOnly=yes", "-oServerAliveInterval=30"],
+]
+
+
+@pytest.mark.skipif(shutil.which("ssh") is None, reason="no OpenSSH client here")
+@pytest.mark.parametrize("options", ACCEPTED_SAMPLES)
+def test_ssh_itself_reads_accepted_options_as_expected(options: list[str]) -> None:
+    """`ssh -G` prints the configuration it would use: the host stays dockerHost's and no command
+    runs locally (no proxycommand but the one ProxyJump implies, no localcommand)."""
+    assert refusals(tuple(options), user="deploy") == []
+    done = subprocess.run(["ssh", "-G", "-F", "/dev/null", *options, "-l", "deploy", "--", "gpu01.example.internal"],
+                          capture_output=True, text=True, timeout=10, check=True)
+    config = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    assert config["hostname"] == "gpu01.example.internal" and config["user"] == "deploy"
+    assert "localcommand" not in config and "permitlocalcommand" not in {k for k, v in config.items() if v == "yes"}
+    assert "proxycommand" not in config

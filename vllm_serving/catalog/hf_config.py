@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import reprlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from vllm_serving.bounded_read import FileRefused, read_regular_file
 from vllm_serving.catalog.models import (
     LinearAttention,
     MixtureOfExperts,
@@ -53,8 +56,21 @@ _CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
     "gemma3": _GEMMA3_TEXT, "gemma3_text": _GEMMA3_TEXT, "mistral": {"tie_word_embeddings": False},
 }
 _FIX = "pass the model's own config.json as published on Hugging Face"
+# model_type and quant_method as transformers registers them (qwen3_5, gemma3_text, xlm-roberta,
+# compressed-tensors); architectures are Python class names (Qwen3_5ForConditionalGeneration).
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+CLASS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 # Published config.json files are kilobytes (Qwen3.5's, with its layer list, is 4 KiB).
 MAX_CONFIG_BYTES = 4 * 2**20
+
+
+_QUOTE = reprlib.Repr()
+_QUOTE.maxstring, _QUOTE.maxother, _QUOTE.maxlist, _QUOTE.maxdict, _QUOTE.maxlevel = 40, 40, 4, 4, 2
+
+
+def excerpt(value: object) -> str:
+    """A bad value from the file, quoted short: it may be huge or hostile."""
+    return _QUOTE.repr(value)
 
 
 def _fail(source: str, message: str, fix: str) -> ConfigError:
@@ -165,6 +181,22 @@ def estimate_params(text: Mapping[str, Any], full: int, linear: int, tied: bool)
     return (total + _mlp_params(text, full + linear)) / 1e9
 
 
+def _name(value: object, field: str, source: str) -> str:
+    """A name config.json gives (model_type, quant_method): these reach messages and the stack file
+    init writes, so anything but a plain name is refused rather than carried along."""
+    if isinstance(value, str) and NAME.fullmatch(value):
+        return value
+    raise _fail(source, f"{field} is {excerpt(value)}, not a name of letters, digits, '_', '.' and '-'", _FIX)
+
+
+def _names(value: object, source: str) -> list[str]:
+    """`architectures`: class names, as transformers and vLLM's registry spell them."""
+    if isinstance(value, list) and all(isinstance(v, str) and CLASS_NAME.fullmatch(v) for v in value):
+        return value
+    raise _fail(source, f"architectures is {excerpt(value)}, not a list of class names such as "
+                        "Qwen3ForCausalLM", _FIX)
+
+
 def _family(model_type: str) -> str:
     return next((fam for prefix, fam in _FAMILIES if model_type.startswith(prefix)), model_type)
 
@@ -190,8 +222,8 @@ def parse_hf_config(config: Mapping[str, Any], source: str = "config.json") -> M
     top = config
     try:
         text = _text_config(top)
-        architectures = top.get("architectures") or text.get("architectures") or []
-        model_type = str(top.get("model_type") or text["model_type"])
+        architectures = _names(top.get("architectures") or text.get("architectures") or [], source)
+        model_type = _name(top.get("model_type") or text["model_type"], "model_type", source)
         layers = int(text["num_hidden_layers"])
         full, linear = _layer_counts(text, layers)
         window, sliding = _sliding(text, full)
@@ -201,15 +233,16 @@ def parse_hf_config(config: Mapping[str, Any], source: str = "config.json") -> M
         raw_dtype = str(text.get("dtype") or text.get("torch_dtype") or top.get("dtype")
                         or top.get("torch_dtype") or "bfloat16")
         quant = (top.get("quantization_config") or text.get("quantization_config") or {}).get("quant_method")
+        quant = _name(quant, "quant_method", source) if quant else None
         tied = bool(top.get("tie_word_embeddings", text.get("tie_word_embeddings", False)))
         mtp = int(text.get("mtp_num_hidden_layers") or text.get("num_nextn_predict_layers") or 0)
         return ModelArchitecture(
-            architecture=str(architectures[0]) if architectures else model_type,
+            architecture=architectures[0] if architectures else model_type,
             model_type=model_type,
             family=_family(model_type),
             params_billion=round(estimate_params(text, full, linear, tied), 2),
             weights_dtype=_DTYPES.get(raw_dtype, "bfloat16"),
-            quantization=str(quant) if quant else None,
+            quantization=quant,
             num_hidden_layers=layers,
             hidden_size=hidden,
             intermediate_size=int(text["intermediate_size"]) if text.get("intermediate_size") else None,
@@ -231,7 +264,7 @@ def parse_hf_config(config: Mapping[str, Any], source: str = "config.json") -> M
         )
     except KeyError as exc:
         raise _fail(source, f"has no '{exc.args[0]}' (looked in text_config, then the top level)", _FIX) from None
-    except (TypeError, ValueError, ValidationError, ZeroDivisionError) as exc:
+    except (TypeError, ValueError, AttributeError, OverflowError, ValidationError, ZeroDivisionError) as exc:
         first = str(exc).splitlines()[0]
         raise _fail(source, f"holds a value the planner cannot use ({first})", _FIX) from None
 
@@ -242,14 +275,13 @@ def load_hf_config(path: Path, key: str | None = None) -> ModelArchitecture:
     shown = f"{path}: " if key else ""
     fix = f"give the path of the model's config.json{' (relative to the project directory)' if key else ''}"
     try:
-        with path.open("rb") as file:
-            raw = file.read(MAX_CONFIG_BYTES + 1)
-        if len(raw) > MAX_CONFIG_BYTES:
-            raise _fail(where, f"{shown}is larger than any config.json ({MAX_CONFIG_BYTES // 2**20} MiB)", fix)
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(read_regular_file(path, MAX_CONFIG_BYTES).decode("utf-8"))
+    except FileRefused as exc:  # a FIFO or /dev/stdin would hang every verb; a huge file, fill memory
+        larger = " than any config.json" if exc.too_large else ""
+        raise _fail(where, f"{shown}{exc.reason}{larger}", fix) from None
     except FileNotFoundError:
         raise _fail(where, f"{shown}no such file", fix) from None
-    except (OSError, ValueError) as exc:  # unreadable, not UTF-8, not JSON (all ValueErrors)
+    except (OSError, ValueError, RecursionError) as exc:  # unreadable, not UTF-8, not JSON, nested past the stack
         raise _fail(where, f"{shown}is not a readable JSON file ({exc.__class__.__name__})", fix) from None
     if not isinstance(data, dict):
         raise _fail(where, f"{shown}is not a JSON object", fix)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vllm_serving.findings import ConfigError
+from vllm_serving.terminal_text import EscapingStream
 
 # Each subcommand lives in its own module with `register(subparsers)`.
 COMMANDS = ("init", "plan", "check", "capacity", "render", "catalogs", "diff", "affected", "smoke")
@@ -53,6 +54,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one verb; whatever it prints reaches the terminal with control characters escaped
+    (a value from a file, a file name or an argument may hold any)."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = EscapingStream(streams[0]), EscapingStream(streams[1])
+    try:
+        return _run(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vllm_serving.release.promotion import promote_from
+from vllm_serving.settings.text_checks import stack_name_problem
 from vllm_serving.stack_files.loader import read_stack_file, stack_path
 from vllm_serving.views.affected_stacks import affected_stacks, stack_of
 
@@ -89,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"vllm-stack: reading the working tree's changes failed: {exc}", file=sys.stderr)
             return 2
     existing = (stack_of(path.name) for path in project.glob("Pulumi.*.yaml"))
-    stacks = affected_stacks(changed, (stack for stack in existing if stack))
+    # a file name that is no stack name (a line break in it would forge a line of the output) is
+    # no stack Pulumi could preview
+    stacks = affected_stacks(changed, (stack for stack in existing if stack and not stack_name_problem(stack)))
     if args.exclude_promoting:
         stacks = [stack for stack in stacks if not promotes(project, stack)]
     if args.json:

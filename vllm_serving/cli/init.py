@@ -14,23 +14,26 @@ model's config.json, with the field it lacks).
 from __future__ import annotations
 
 import argparse
-import re
 import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 from vllm_serving.catalog.gpus import GpuSpec, find_gpu, suggest_gpu
-from vllm_serving.catalog.hf_config import load_hf_config
 from vllm_serving.catalog.models import MODELS, ModelArchitecture, suggest_model
 from vllm_serving.cli.check import check_stack, print_results
-from vllm_serving.findings import ConfigError
 from vllm_serving.scaffold.engine_choice import MAX_GPUS, PINNED_TAG, DoesNotFit, choose_engine
+from vllm_serving.scaffold.model_config_copy import (
+    ConfigSource,
+    ConfigUnusable,
+    Created,
+    read_config_source,
+    remove_created,
+    write_copy,
+)
 from vllm_serving.scaffold.stack_text import DOCKER_HUB_REPOSITORY, NewStack, stack_text
+from vllm_serving.settings.text_checks import STACK_NAME_FIX, stack_name_problem
 from vllm_serving.stack_files.loader import stack_path
-
-# Pulumi's stack names: letters, digits, `-`, `_` and `.`.
-_STACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 
 class UnusableArgument(Exception):
@@ -87,37 +90,11 @@ def _catalog_model(name: str) -> tuple[str, ModelArchitecture]:
     return found
 
 
-def _config_model(path: Path) -> ModelArchitecture:
+def _config_source(path: Path, project: Path) -> ConfigSource:
     try:
-        return load_hf_config(path)
-    except ConfigError as exc:
-        problem = exc.findings[0]
-        raise UnusableArgument(f"--model-config {problem.key}: {problem.message} - {problem.fix}") from None
-
-
-def _relative_to_project(path: Path, project_dir: Path) -> str:
-    """How the stack names the config file: relative to the project (it is copied in first)."""
-    return path.resolve().relative_to(project_dir.resolve()).as_posix()
-
-
-def _into_project(path: Path, project_dir: Path) -> Path:
-    """A config.json outside the project is copied to models/<its folder>/config.json: the stack
-    must name it relative to the project, so previews in CI and on colleagues' machines read the
-    same file (model.configFile refuses absolute paths)."""
-    resolved = path.resolve()
-    if resolved.is_relative_to(project_dir.resolve()):
-        return path
-    _config_model(path)  # refuse a file that is not a model config before copying anything
-    folder = resolved.parent.name if resolved.name == "config.json" else resolved.stem.removesuffix(".config")
-    target = project_dir / "models" / (folder or "model") / "config.json"
-    data = resolved.read_bytes()
-    if target.exists() and target.read_bytes() != data:
-        raise UnusableArgument(f"--model-config: {target} already exists with other content; "
-                               "copy the file into the project yourself and pass that path")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
-    print(f"copied {path} to {target} (model.configFile is read from the project)")
-    return target
+        return read_config_source(path, project)
+    except ConfigUnusable as exc:
+        raise UnusableArgument(str(exc)) from None
 
 
 def split_registry(text: str) -> tuple[str | None, str]:
@@ -142,17 +119,17 @@ def _command(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
-def new_stack(args: argparse.Namespace) -> NewStack:
-    """What to write, from the arguments; UnusableArgument or DoesNotFit when there is nothing to."""
+def new_stack(args: argparse.Namespace, source: ConfigSource | None = None) -> NewStack:
+    """What to write, from the arguments; UnusableArgument or DoesNotFit when there is nothing to.
+    `source`: the --model-config file as read already (read here when not given)."""
     project: Path = args.project_dir
     gpu = _gpu(args.gpu)
     if args.model:
         model_name, model = _catalog_model(args.model)
         config_file, directory = None, model_name
     else:
-        model = _config_model(args.model_config)
-        model_name, config_file = None, _relative_to_project(args.model_config, project)
-        directory = args.model_config.resolve().parent.name or model.model_type
+        source = source or _config_source(args.model_config, project)
+        model, model_name, config_file, directory = source.model, None, source.config_file, source.folder
     registry, repository = split_registry(args.registry) if args.registry else (None, DOCKER_HUB_REPOSITORY)
     return NewStack(
         name=args.name, command=_command(args), target=args.target, gpu=gpu, count=args.count, model=model,
@@ -164,30 +141,35 @@ def new_stack(args: argparse.Namespace) -> NewStack:
 
 def run(args: argparse.Namespace) -> int:
     project: Path = args.project_dir
-    if not _STACK_NAME.match(args.name):
-        print(f"vllm-stack init: {args.name!r} is not a stack name; use letters, digits, '-', '_' and '.'",
-              file=sys.stderr)
+    if stack_name_problem(args.name):
+        print(f"vllm-stack init: {args.name[:60]!r} is not a stack name; {STACK_NAME_FIX}", file=sys.stderr)
         return 2
     path = stack_path(project, args.name)
     if path.exists() or path.is_symlink():
         print(f"vllm-stack init: {path} already exists; refusing to overwrite it "
               "(edit it, delete it first, or pick another NAME)", file=sys.stderr)
         return 1
-    try:
-        if args.model_config is not None:
-            args.model_config = _into_project(args.model_config, project)
-        stack = new_stack(args)
-    except UnusableArgument as exc:
+    try:  # everything is read and decided before anything is written
+        source = None if args.model_config is None else _config_source(args.model_config, project)
+        stack = new_stack(args, source)
+        text = stack_text(stack)
+        created = Created() if source is None else write_copy(source, project)
+    except (UnusableArgument, ConfigUnusable) as exc:
         print(f"vllm-stack init: {exc}", file=sys.stderr)
         return 2
     except DoesNotFit as exc:
         print(f"vllm-stack init: {exc}; nothing written", file=sys.stderr)
         return 1
+    if source is not None and created.paths:
+        print(f"copied {args.model_config} to {project / source.config_file} (model.configFile is read from "
+              "the project)")
     try:
-        with path.open("x", encoding="utf-8") as handle:  # "x": never replaces a file made meanwhile
-            handle.write(stack_text(stack))
-    except FileExistsError:
-        print(f"vllm-stack init: {path} already exists; refusing to overwrite it", file=sys.stderr)
+        with path.open("x", encoding="utf-8") as handle:  # "x": never replaces a file (or a link) made meanwhile
+            handle.write(text)
+    except OSError as exc:
+        remove_created(created)
+        why = "already exists" if isinstance(exc, FileExistsError) else f"cannot be written ({exc.strerror})"
+        print(f"vllm-stack init: {path} {why}; refusing to overwrite it, nothing written", file=sys.stderr)
         return 1
     print(f"wrote {path}: TP {stack.engine.tp}, dtype {stack.engine.dtype}, maxModelLen "
           f"{stack.engine.max_model_len} ({'the model' if stack.engine.limited_by == 'model' else 'memory'} "

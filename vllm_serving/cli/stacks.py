@@ -17,6 +17,7 @@ from vllm_serving.rules.every_error import every_finding, stack_build
 from vllm_serving.spec import ServingSpec
 from vllm_serving.stack_files.loader import load_spec, read_stack_file, stack_name, stack_path
 from vllm_serving.stack_files.namespaces import corrected
+from vllm_serving.terminal_text import printable
 
 STACK_HELP = "stack name (Pulumi.STACK.yaml in the project) or the path of a stack file"
 
@@ -31,7 +32,7 @@ def stack_target(project_dir: Path, item: str) -> tuple[str, Path]:
     if is_path(item):
         path = Path(item)
         return stack_name(path), path
-    return item, stack_path(project_dir, item)
+    return printable(item), stack_path(project_dir, item)  # inert: load_spec refuses a name that is not one
 
 
 def stack_findings(stack: str, path: Path, project_dir: Path, first: list[Finding]) -> list[Finding]:

@@ -38,6 +38,10 @@ _NEEDS_VALUE = "needs a value and none follows: vLLM exits ('expected one argume
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")  # argparse's _negative_number_matcher
 _MAX_CANDIDATES = 6
+# Fuzzy suggestions cost milliseconds each against ~400 flags: a hostile list of unknown flags
+# gets them for its first few, and a name longer than any flag gets none.
+MAX_SUGGESTIONS = 16
+MAX_SUGGESTED_LENGTH = 64
 
 Reading = list[tuple[str | None, str | None]]
 """argparse's reading of one option-like argument: (option string, or None if unknown; explicit value)."""
@@ -115,6 +119,21 @@ class _Table:
         return found
 
 
+class _Suggestions:
+    """The closest long flag to an unknown one, for at most MAX_SUGGESTIONS names per reading."""
+
+    def __init__(self, table: _Table) -> None:
+        self.longs = [o for o in table.options if o.startswith("--")]
+        self.left = MAX_SUGGESTIONS
+
+    def closest(self, head: str) -> str | None:
+        if self.left <= 0 or len(head) > MAX_SUGGESTED_LENGTH:
+            return None
+        self.left -= 1
+        close = difflib.get_close_matches(head.replace("_", "-").casefold(), self.longs, n=1)
+        return close[0] if close else None
+
+
 @cache
 def _table(release: VllmRelease) -> _Table:
     options = {o: f for f in release.flags.values() for o in f.option_strings}
@@ -145,14 +164,14 @@ def _problems(release: VllmRelease, before: tuple[str, ...], extra: tuple[str, .
         problems += [Problem("secret", n, _flag_of(secret), secret) if secret else
                      Problem("value", n, tok.text.split(".", 1)[0], "needs a value and none follows: vLLM "
                              "stops with an IndexError") for n in tok.items]
-    _read(table, rewritten.tokens, problems)
+    _read(table, rewritten.tokens, problems, _Suggestions(table))
     first: dict[int, Problem] = {}
     for problem in sorted(problems, key=lambda p: (p.index, _PRIORITY.index(p.kind))):
         first.setdefault(problem.index, problem)
     return tuple(first.values())
 
 
-def _read(table: _Table, tokens: list[Token], problems: list[Problem]) -> None:
+def _read(table: _Table, tokens: list[Token], problems: list[Problem], suggestions: _Suggestions) -> None:
     """argparse's pass over the (rewritten) argv of the `serve` subcommand."""
     kinds = [table.optional(t.text) for t in tokens]
     end = next((i for i, t in enumerate(tokens) if t.text == "--"), len(tokens))
@@ -171,7 +190,7 @@ def _read(table: _Table, tokens: list[Token], problems: list[Problem]) -> None:
         option, explicit = kind[0]
         if len(kind) > 1 or option is None:
             if tok.items and not after_secret:
-                problems += _unresolved(table, tok, kind)
+                problems += _unresolved(table, tok, kind, suggestions)
             after_secret = after_secret or secret_key_in(tok.text) is not None
             for value in tokens[i + 1: i + 1 + run]:  # its values, if any, go with it
                 problems += _secret_words(table, value)
@@ -216,7 +235,7 @@ def _judge(table: _Table, flag: ServeFlag, index: int, trouble: str | None) -> P
     return None if trouble is None else Problem("value", index, flag.name, trouble)
 
 
-def _unresolved(table: _Table, tok: Token, kind: Reading) -> list[Problem]:
+def _unresolved(table: _Table, tok: Token, kind: Reading, suggestions: _Suggestions) -> list[Problem]:
     head = tok.text.split("=", 1)[0]
     secret = secret_key_in(tok.text)
     if secret is not None:
@@ -225,9 +244,8 @@ def _unresolved(table: _Table, tok: Token, kind: Reading) -> list[Problem]:
         names = sorted(str(o) for o, _ in kind)
         shown = ", ".join(names[:_MAX_CANDIDATES]) + (", ..." if len(names) > _MAX_CANDIDATES else "")
         return [Problem("ambiguous", n, head, shown) for n in tok.items]
-    longs = [o for o in table.options if o.startswith("--")]
-    close = difflib.get_close_matches(head.replace("_", "-").casefold(), longs, n=1)
-    hint = (f"did you mean {close[0]}? (flags are case-sensitive)" if close
+    close = suggestions.closest(head)
+    hint = (f"did you mean {close}? (flags are case-sensitive)" if close
             else f"remove it: vLLM {table.release.tag} has no such flag")
     return [Problem("unknown", n, head, hint) for n in tok.items]
 

@@ -101,6 +101,63 @@ def _policy_drops_outside_clients(ctx: Context) -> Facts | None:
     return {"type": k.service.type}
 
 
+# Every address that routes: IPv4 unicast (all but 224.0.0.0/3, multicast and reserved) and IPv6
+# global unicast (2000::/3); a list covering these admits the whole internet.
+_EVERY_V4 = tuple(ipaddress.IPv4Network(n) for n in ("0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/3"))
+_EVERY_V6 = (ipaddress.IPv6Network("2000::/3"),)
+_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")  # IPv4 as IPv6 (::ffff:a.b.c.d)
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def _as_v4(net: Network) -> Network:
+    """An IPv4-mapped IPv6 block as the IPv4 block it is."""
+    if isinstance(net, ipaddress.IPv6Network) and net.prefixlen >= _MAPPED.prefixlen and net.subnet_of(_MAPPED):
+        return ipaddress.IPv4Network((int(net.network_address) & 0xFFFFFFFF, net.prefixlen - 96))
+    return net
+
+
+def covers_every_address(cidrs: list[str]) -> bool:
+    """Whether the blocks together admit every routable IPv4 or IPv6 address: `0.0.0.0/0`, `::/0`,
+    `1.2.3.4/0` (host bits are ignored, by Kubernetes too), halves that add up, a mapped
+    `::ffff:0:0/96`, all of IPv4 unicast or 2000::/3."""
+    nets = [_as_v4(ipaddress.ip_network(c, strict=False)) for c in cidrs]
+    v4 = list(ipaddress.collapse_addresses(n for n in nets if isinstance(n, ipaddress.IPv4Network)))
+    v6 = list(ipaddress.collapse_addresses(n for n in nets if isinstance(n, ipaddress.IPv6Network)))
+    return (all(any(need.subnet_of(n) for n in v4) for need in _EVERY_V4)
+            or all(any(need.subnet_of(n) for n in v6) for need in _EVERY_V6))
+
+
+def _open_policy(ctx: Context) -> Facts | None:
+    """A Kubernetes stack whose API port any pod, or any address, reaches: how, and how to close it."""
+    k = ctx.settings.kubernetes
+    if ctx.settings.target.kind != "kubernetes":
+        return None
+    if not k.network_policy:
+        return {KEY: config_key("kubernetes", "networkPolicy"), "how": "kubernetes.networkPolicy is false",
+                "who": "every pod of the cluster (and every client that reaches a node or load balancer)",
+                "close": "set kubernetes.networkPolicy: true and list the clients in kubernetes.allowFrom"}
+    peers = k.allow_from or ()
+    cidrs = [p.cidr for p in peers if p.cidr is not None]
+    if cidrs and covers_every_address(cidrs):
+        return {"how": f"kubernetes.allowFrom admits every address ({', '.join(cidrs)[:80]})",
+                "who": "anyone who reaches a node, the load balancer or a pod",
+                "close": "narrow kubernetes.allowFrom to the clients' address blocks, e.g. - cidr: 10.20.0.0/16"}
+    if any(p.namespace_selector == {} and not p.pod_selector for p in peers):
+        return {"how": "kubernetes.allowFrom admits every pod of the cluster (an empty namespaceSelector)",
+                "who": "every pod of the cluster (any compromised workload)",
+                "close": "name the clients' namespaces in kubernetes.allowFrom (- namespace: NAME)"}
+    return None
+
+
+def _open_policy_unkeyed(ctx: Context) -> Facts | None:
+    return None if _keyed(ctx) else _open_policy(ctx)
+
+
+def _open_policy_keyed(ctx: Context) -> Facts | None:
+    facts = _open_policy(ctx) if _keyed(ctx) else None
+    return None if facts is None else {**facts, "paths": unguarded_paths(ctx)}
+
+
 RULES: tuple[Rule, ...] = (
     Rule("api-open-on-network", Severity.WARNING, config_key("network", "bindAddress"),
          "the OpenAI API is published on {address} with no API key: anyone who reaches the host "
@@ -132,6 +189,21 @@ RULES: tuple[Rule, ...] = (
          "A NetworkPolicy with only pod and namespace sources drops traffic from outside the cluster.",
          "Kubernetes NetworkPolicy (networking.k8s.io/v1 ipBlock); vllm_serving/render/kubernetes/network_policy.py",
          _policy_drops_outside_clients, guards=EXPOSURE),
+    Rule("network-policy-open", Severity.ERROR, config_key("kubernetes", "allowFrom"),
+         "{how}, and no API key is set: {who} can use the GPUs and every route of the server",
+         "{close}; and set a key: " + NEW_KEY.removeprefix("run: "),
+         "Kubernetes without the apiKey secret: networkPolicy false, an allowFrom whose cidr entries cover every "
+         "routable IPv4 or IPv6 address (0.0.0.0/0, ::/0, 2000::/3, blocks that add up), or a namespaceSelector: {} "
+         "entry.",
+         "Any compromised pod, or anyone on the network, runs requests on the GPUs and reads the model list.",
+         f"{MIDDLEWARE}; vllm_serving/render/kubernetes/network_policy.py", _open_policy_unkeyed, guards=EXPOSURE),
+    Rule("network-policy-open-keyed", Severity.WARNING, config_key("kubernetes", "allowFrom"),
+         "{how}: the API key guards only paths under /v1, so {who} reaches these without it: {paths}",
+         "{close}",
+         "Kubernetes with the apiKey secret and networkPolicy false, or an allowFrom admitting every address or pod.",
+         "POST /invocations runs chat and completion requests without the key; /metrics, /tokenize and the rest "
+         "answer anyone the policy admits.",
+         f"{MIDDLEWARE}; {SERVER}", _open_policy_keyed, guards=EXPOSURE),
 )
 
 

@@ -3,8 +3,9 @@
 Both backends mount the weights read-only and the compile cache writable. A bind mount hands the
 container whatever sits at the path: `/` or `/etc` writable is the host's root, and the Docker
 socket, even mounted read-only, lets the process drive the daemon (a read-only bind does not stop
-connect(2) on a socket). Paths are compared after `posixpath.normpath`; symlinks on the host
-cannot be seen from here (docs/security.md says so).
+connect(2) on a socket). Paths are compared as the kernel reads them (`settings/kernel_paths.py`:
+slashes collapsed, `.` and `..` resolved) and folded for case-insensitive hosts; symlinks on the
+host cannot be seen from here (docs/security.md says so).
 """
 
 from __future__ import annotations
@@ -16,49 +17,9 @@ from vllm_serving.engine.defaults import VLLM_CACHE_PATH
 from vllm_serving.finding_codes import HOST_PATHS
 from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import KEY, Context, Facts, Rule
+from vllm_serving.rules.host_path_table import CREDENTIAL_NAMES, CREDENTIAL_PARENTS, SYSTEM_PATHS, SystemPath
+from vllm_serving.settings.kernel_paths import folded, kernel_path, segments
 
-
-@dataclass(frozen=True)
-class SystemPath:
-    """A host path no mount may use."""
-
-    path: str
-    subtree: bool
-    """True: the path and everything under it; False: the directory itself (it holds system trees)."""
-    writable_only: bool
-    """Refused only for the writable cache mount (read-only weights under it expose nothing)."""
-    holds: str
-    """What the container would get, for the message."""
-
-
-SYSTEM_PATHS: tuple[SystemPath, ...] = (
-    SystemPath("/", False, False, "the whole host file system"),
-    SystemPath("/etc", True, False, "the host's configuration and password hashes"),
-    SystemPath("/proc", True, False, "the host's kernel and processes"),
-    SystemPath("/sys", True, False, "the host's kernel and devices"),
-    SystemPath("/dev", True, False, "the host's devices"),
-    SystemPath("/boot", True, False, "the host's kernel and boot loader"),
-    SystemPath("/root", False, False, "root's home: ssh keys and credentials"),
-    SystemPath("/root", True, True, "root's home: ssh keys and credentials"),
-    SystemPath("/home", False, False, "every user's home: ssh keys and credentials"),
-    SystemPath("/run", True, False, "runtime sockets (Docker, containerd)"),
-    SystemPath("/var/run", True, False, "runtime sockets (Docker, containerd)"),
-    SystemPath("/var", False, False, "the Docker daemon's data and sockets"),
-    SystemPath("/var/lib", False, False, "the Docker daemon's data"),
-    SystemPath("/var/lib/docker", True, False, "every container's files and secrets"),
-    SystemPath("/var/lib/containerd", True, False, "every container's files"),
-    SystemPath("/var/lib/kubelet", True, False, "pod volumes and service-account tokens"),
-    *(SystemPath(p, True, True, "the host's installed programs")
-      for p in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")),
-)
-# Directories that hold credentials wherever they sit (a user's home, a service account's):
-# ssh keys and authorized_keys, cloud, cluster, registry and Pulumi credentials.
-CREDENTIAL_DIRS: dict[str, str] = {
-    ".ssh": "ssh keys and authorized_keys", ".gnupg": "GPG private keys", ".aws": "AWS credentials",
-    ".azure": "Azure credentials", ".kube": "cluster credentials (kubeconfig)",
-    ".docker": "registry credentials (config.json)", ".pulumi": "Pulumi credentials and state",
-    ".config": "application credentials (gcloud, gh, ...)",
-}
 # A file of a checkpoint rather than its directory; vLLM takes a directory holding config.json
 # (a single .gguf file is the exception, so it is not listed).
 WEIGHT_FILE_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".json")
@@ -99,19 +60,19 @@ def _paths_with_container(ctx: Context) -> list[HostPath]:
     return host_paths(ctx) + (container if explicit else [])
 
 
-def _within(path: str, root: str) -> bool:
-    """`path` is `root` or inside it (both normalised)."""
-    return path == root or path.startswith(root.rstrip("/") + "/")
+def _within(path: list[str], root: list[str]) -> bool:
+    """`path` is `root` or inside it (folded segments; `*` in `root` matches any one segment)."""
+    return len(path) >= len(root) and all(r in ("*", p) for p, r in zip(path, root, strict=False))
 
 
 def overlap(a: str, b: str) -> bool:
-    """One path is the other, inside it, or contains it."""
-    a, b = posixpath.normpath(a), posixpath.normpath(b)
-    return _within(a, b) or _within(b, a)
+    """One path is the other, inside it, or contains it, as the kernel reads them."""
+    sa, sb = segments(a), segments(b)
+    return _within(sa, sb) or _within(sb, sa)
 
 
 def _dotdot(ctx: Context) -> list[Facts] | None:
-    found: list[Facts] = [{KEY: p.key, "path": p.path, "normal": posixpath.normpath(p.path)}
+    found: list[Facts] = [{KEY: p.key, "path": p.path, "normal": kernel_path(p.path)}
              for p in _paths_with_container(ctx) if ".." in p.path.split("/")]
     return found or None
 
@@ -123,7 +84,7 @@ def _separator(ctx: Context) -> list[Facts] | None:
 
 
 def _socket(path: str) -> bool:
-    return any(part.endswith(SOCKET_SUFFIXES) for part in path.split("/"))
+    return any(part.endswith(SOCKET_SUFFIXES) for part in segments(path))
 
 
 def _sockets(ctx: Context) -> list[Facts] | None:
@@ -133,17 +94,28 @@ def _sockets(ctx: Context) -> list[Facts] | None:
 
 def system_path(path: str, writable: bool) -> SystemPath | None:
     """The system path `path` is, or sits under, for a mount of this kind; None when it is none."""
-    normal = posixpath.normpath(path)
+    normal = segments(path)
     for system in SYSTEM_PATHS:
-        hit = _within(normal, system.path) if system.subtree else normal == system.path
+        root = segments(system.path)
+        hit = _within(normal, root) if system.subtree else len(normal) == len(root) and _within(normal, root)
         if hit and (writable or not system.writable_only):
             return system
     return None
 
 
+def _credential_name(part: str) -> str:
+    """A folded segment as Windows file sharing also matches it: trailing dots and spaces dropped."""
+    return part.rstrip(". ") or part
+
+
 def _credentials(path: str) -> SystemPath | None:
-    directory = next((part for part in posixpath.normpath(path).split("/") if part in CREDENTIAL_DIRS), None)
-    return None if directory is None else SystemPath(path, True, False, CREDENTIAL_DIRS[directory])
+    """A credentials directory anywhere in the path, or a directory whose children are credentials."""
+    parts = segments(path)
+    name = next((_credential_name(p) for p in parts if _credential_name(p) in CREDENTIAL_NAMES), None)
+    if name is not None:
+        return SystemPath(path, True, False, CREDENTIAL_NAMES[name])
+    tail = next((t for t in CREDENTIAL_PARENTS if tuple(parts[-len(t):]) == t), None)
+    return None if tail is None else SystemPath(path, False, False, CREDENTIAL_PARENTS[tail])
 
 
 def _system(ctx: Context) -> list[Facts] | None:
@@ -157,9 +129,9 @@ def _system(ctx: Context) -> list[Facts] | None:
 
 
 def _weights_file(ctx: Context) -> list[Facts] | None:
-    found: list[Facts] = [{KEY: p.key, "path": p.path, "directory": posixpath.dirname(p.path.rstrip("/"))}
+    found: list[Facts] = [{KEY: p.key, "path": p.path, "directory": posixpath.dirname(kernel_path(p.path))}
                           for p in host_paths(ctx) if not p.writable
-                          and p.path.rstrip("/").lower().endswith(WEIGHT_FILE_SUFFIXES)]
+                          and folded(kernel_path(p.path)).endswith(WEIGHT_FILE_SUFFIXES)]
     return found or None
 
 
@@ -181,8 +153,7 @@ def _container_path_collides(ctx: Context) -> Facts | None:
     path = ctx.settings.model.mount_path
     if overlap(path, VLLM_CACHE_PATH):
         return {"path": path, "what": f"vLLM's compile cache ({VLLM_CACHE_PATH})"}
-    normal = posixpath.normpath(path)
-    hidden = next((keep for keep in CONTAINER_KEEP if overlap(normal, keep)), None)
+    hidden = next((keep for keep in CONTAINER_KEEP if overlap(path, keep)), None)
     return None if hidden is None else {"path": path, "what": f"the image's {hidden}"}
 
 
@@ -210,11 +181,13 @@ RULES: tuple[Rule, ...] = (
     Rule("host-path-system", Severity.ERROR, config_key("model", "hostPath"),
          "'{path}' would give the container {holds} ({mode})",
          FIX_HOST,
-         "A host path that is, or is under, a system directory (/, /etc, /proc, /root, /run, /var/lib/docker...; "
-         "/usr, /bin, /lib only for the writable cache), or in a credentials directory (.ssh, .aws, .kube, "
-         ".docker, .pulumi, .config...).",
+         "A host path that is, or is under, a system directory (/, /etc, /proc, /root, /run, /var/lib/docker, "
+         "/var/lib/kubelet...; /usr, /bin, /lib only for the writable cache), a home directory (/home/NAME, "
+         "/Users/NAME, /mnt/c/Users/NAME) or the directory of all homes, in a credentials directory (.ssh, "
+         ".aws, .kube, .docker, .pulumi, .config... in any letter case), or the directory holding the "
+         "Hugging Face token (.cache, .cache/huggingface). Compared as the kernel reads the path.",
          "The container reads the host's secrets or, writable, rewrites the host.",
-         "this project (SYSTEM_PATHS in vllm_serving/rules/host_paths.py)", _system, guards=HOST_PATHS),
+         "this project (vllm_serving/rules/host_path_table.py)", _system, guards=HOST_PATHS),
     Rule("weights-path-is-file", Severity.ERROR, config_key("model", "hostPath"),
          "'{path}' names a file of the checkpoint, not its directory",
          "point the key at the directory that holds config.json and the shards: {directory}",

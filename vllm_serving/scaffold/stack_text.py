@@ -4,22 +4,18 @@ saying what it is and why it has that value, so the file is the newcomer's docum
 from __future__ import annotations
 
 import re
-import textwrap
 from dataclasses import dataclass
 from typing import Literal
-
-import yaml
 
 from vllm_serving.catalog.gpus import GpuSpec
 from vllm_serving.catalog.models import ModelArchitecture
 from vllm_serving.engine.defaults import VLLM_PORT
 from vllm_serving.findings import PROJECT
 from vllm_serving.scaffold.engine_choice import MIN_USEFUL_CONTEXT, EngineChoice
+from vllm_serving.scaffold.yaml_text import comment, comment_lines, scalar
 
 DOCKER_HUB_REPOSITORY = "vllm/vllm-openai"
 """The official image, used when no registry is given."""
-WIDTH = 100
-"""Comments wrap here."""
 
 
 @dataclass(frozen=True)
@@ -56,17 +52,6 @@ class NewStack:
     """The chosen engine section."""
 
 
-def scalar(value: object) -> str:
-    """One YAML scalar as PyYAML writes it (quoted when the text would read as something else)."""
-    text: str = yaml.safe_dump(value, default_flow_style=True, width=10**6)
-    return text.removesuffix("\n").removesuffix("\n...").strip()
-
-
-def comment(text: str) -> list[str]:
-    """A comment over a key of a section, wrapped at WIDTH."""
-    return textwrap.wrap(text, width=WIDTH, initial_indent="    # ", subsequent_indent="    # ")
-
-
 def container_name(stack: str) -> str:
     """`vllm-<stack>`, lower case, anything but letters, digits and `-` as `-`: valid for Docker
     and as a Kubernetes object name (DNS-1123)."""
@@ -97,9 +82,9 @@ def _model_lines(s: NewStack) -> list[str]:
 
 
 def _image_lines(s: NewStack) -> list[str]:
-    where = (f"    # The vLLM image from your registry {s.registry}." if s.registry
-             else "    # The official vLLM image from Docker Hub.")
-    lines = [f"  {PROJECT}:image:", where]
+    where = comment_lines(f"The vLLM image from your registry {s.registry}." if s.registry
+                          else "The official vLLM image from Docker Hub.")
+    lines = [f"  {PROJECT}:image:", *where]
     if s.registry:
         lines.append(f"    registry: {scalar(s.registry)}")
     lines += [
@@ -123,8 +108,8 @@ def _tp_comment(s: NewStack) -> list[str]:
         lin = m.linear_attention
         heads += f" ({lin.num_key_heads}/{lin.num_value_heads} linear-attention heads)"
     if s.count == 1:
-        return comment(f"One GPU holds the whole model: {s.engine.weights_gib_per_gpu:.1f} GiB of weights.")
-    return comment(f"GPUs one copy of the model is split across: the largest power of two up to {s.count} "
+        return comment_lines(f"One GPU holds the whole model: {s.engine.weights_gib_per_gpu:.1f} GiB of weights.")
+    return comment_lines(f"GPUs one copy of the model is split across: the largest power of two up to {s.count} "
                    f"that splits the {heads} evenly; {s.engine.weights_gib_per_gpu:.1f} GiB of weights per GPU.")
 
 
@@ -137,7 +122,7 @@ def _dtype_comment(s: NewStack) -> list[str]:
                "float16: float32, at twice the memory")
     else:
         why = f"{s.gpu.name} (CC {cc}) computes in {s.engine.dtype}, the checkpoint's own precision"
-    return comment(f"Compute dtype: {why}.")
+    return comment_lines(f"Compute dtype: {why}.")
 
 
 def _context_comments(s: NewStack) -> list[str]:
@@ -147,7 +132,7 @@ def _context_comments(s: NewStack) -> list[str]:
     else:
         why = (f"the KV cache's limit, rounded down to whole K (the model allows "
                f"{s.model.max_position_embeddings}); it holds {e.concurrency:.1f} such request(s).")
-    return comment(f"Longest request in tokens, prompt plus output: {why} Lower it for more concurrent "
+    return comment_lines(f"Longest request in tokens, prompt plus output: {why} Lower it for more concurrent "
                    "requests: vllm-stack capacity shows the trade-off. (init refuses GPUs that cannot hold "
                    f"a {MIN_USEFUL_CONTEXT}-token request.)")
 
@@ -163,8 +148,9 @@ def _parser_lines(s: NewStack) -> list[str]:
                   "    enableAutoToolChoice: true",
                   f"    toolCallParser: {scalar(e.tool_call_parser)}"]
     if not lines:
-        lines = [f"    # No reasoning or tool-call parser is known for model type {s.model.model_type}: add",
-                 "    # reasoningParser / toolCallParser (with enableAutoToolChoice) if the model emits them."]
+        lines = comment_lines(f"No reasoning or tool-call parser is known for model type {s.model.model_type}: "
+                              "add reasoningParser / toolCallParser (with enableAutoToolChoice) if the model "
+                              "emits them.")
     return lines
 
 
@@ -173,13 +159,13 @@ def _engine_lines(s: NewStack) -> list[str]:
     return [
         f"  {PROJECT}:engine:",
         *_tp_comment(s),
-        f"    tensorParallelSize: {e.tp}",
+        f"    tensorParallelSize: {scalar(e.tp)}",
         *_dtype_comment(s),
-        f"    dtype: {e.dtype}",
-        *comment("Share of each GPU's memory vLLM may take (its default); maxModelLen below is sized with it."),
-        f"    gpuMemoryUtilization: {e.gpu_memory_utilization}",
+        f"    dtype: {scalar(e.dtype)}",
+        *comment_lines("Share of each GPU's memory vLLM may take (its default); maxModelLen below is sized with it."),
+        f"    gpuMemoryUtilization: {scalar(e.gpu_memory_utilization)}",
         *_context_comments(s),
-        f"    maxModelLen: {e.max_model_len}",
+        f"    maxModelLen: {scalar(e.max_model_len)}",
         *_parser_lines(s),
     ]
 
@@ -189,7 +175,7 @@ def _device_lines(s: NewStack) -> list[str]:
     if s.target != "docker" or s.engine.tp >= s.count:
         return []
     return [
-        *comment(f"The container gets GPUs 0-{s.engine.tp - 1}; the other {s.count - s.engine.tp} stay free "
+        *comment_lines(f"The container gets GPUs 0-{s.engine.tp - 1}; the other {s.count - s.engine.tp} stay free "
                  "(TP must split the heads evenly)."),
         f"    deviceIds: {scalar(list(range(s.engine.tp)))}",
     ]
@@ -199,14 +185,14 @@ def _docker_lines(s: NewStack) -> list[str]:
     return [
         f"  {PROJECT}:container:",
         "    # Fixed name: a replacement deletes the old container first.",
-        f"    name: {container_name(s.name)}",
+        f"    name: {scalar(container_name(s.name))}",
         "    # NCCL shares tensors between the GPUs through the host's shared memory.",
         "    ipcMode: host",
         f"  {PROJECT}:network:",
         "    # The API answers on this host only. To publish it, set an API key first",
         "    # (pulumi config set --secret apiKey), then bindAddress: 0.0.0.0.",
         "    bindAddress: 127.0.0.1",
-        f"    hostPort: {VLLM_PORT}",
+        f"    hostPort: {scalar(VLLM_PORT)}",
     ]
 
 
@@ -214,10 +200,10 @@ def _kubernetes_lines(s: NewStack) -> list[str]:
     return [
         f"  {PROJECT}:container:",
         "    # The Deployment's and Service's name.",
-        f"    name: {container_name(s.name)}",
+        f"    name: {scalar(container_name(s.name))}",
         f"  {PROJECT}:kubernetes:",
-        "    # The pod requests tensorParallelSize GPUs on a node labelled",
-        f"    # nvidia.com/gpu.product={s.gpu.product_label}; the Service stays inside the cluster.",
+        *comment_lines("The pod requests tensorParallelSize GPUs on a node labelled "
+                       f"nvidia.com/gpu.product={s.gpu.product_label}; the Service stays inside the cluster."),
         "    namespace: vllm",
         "    createNamespace: true",
     ]
@@ -230,22 +216,22 @@ def stack_text(s: NewStack) -> str:
               else ["    # The cluster of the current kubeconfig context (pulumi config set kubernetes:context NAME)."])
     hardware = [
         f"  {PROJECT}:hardware:",
-        f"    # The GPU model (vllm-stack gpus lists them): {s.gpu.memory_gib:.0f} GiB, compute capability "
-        f"{s.gpu.compute_capability[0]}.{s.gpu.compute_capability[1]}.",
+        *comment_lines(f"The GPU model (vllm-stack gpus lists them): {s.gpu.memory_gib:.0f} GiB, compute "
+                       f"capability {s.gpu.compute_capability[0]}.{s.gpu.compute_capability[1]}."),
         f"    gpu: {scalar(s.gpu.name)}",
         "    # GPUs the host has" + (" (per node)." if s.target == "kubernetes" else "."),
-        f"    count: {s.count}",
+        f"    count: {scalar(s.count)}",
         *_device_lines(s),
     ]
     lines = [
-        f"# Stack {s.name}, written by: {s.command}",
-        f"# Check it: vllm-stack check {s.name}; see what it deploys: vllm-stack plan {s.name};",
-        f"# deploy it: pulumi stack select {s.name} --create && pulumi up -s {s.name}.",
+        comment(f"Stack {s.name}, written by: {s.command}"),
+        comment(f"Check it: vllm-stack check {s.name}; see what it deploys: vllm-stack plan {s.name};"),
+        comment(f"deploy it: pulumi stack select {s.name} --create && pulumi up -s {s.name}."),
         "# Every key is documented in vllm_serving/settings/ (one module per section).",
         "config:",
         f"  {PROJECT}:target:",
         *target,
-        f"    kind: {s.target}",
+        f"    kind: {scalar(s.target)}",
         *hardware,
         *_image_lines(s),
         *_model_lines(s),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from vllm_serving.engine.extra_args import SECRET_FLAGS, secret_key_in
@@ -36,8 +36,24 @@ def _no_secret(item: str) -> str:
     return item
 
 
+MAX_EXTRA_ARGS = 128
+"""vLLM's serve command has about 400 flags; a stack passes a few. Each item is read as vLLM reads
+its argv (vllm_serving/engine/extra_args.py), so the list is capped: a hostile one stays fast."""
+MAX_EXTRA_ARG_CHARS = 4096
+
+
 def _one_line(item: str) -> str:
+    if len(item) > MAX_EXTRA_ARG_CHARS:
+        raise fix_error(f"an engine.extraArgs item of {len(item)} characters ({item[:40]!r}...)",
+                        f"keep each item under {MAX_EXTRA_ARG_CHARS} characters")
     return no_control(item, f"engine.extraArgs item {item.strip()[:40]!r}")
+
+
+def _few(items: object) -> object:
+    if isinstance(items, (list, tuple)) and len(items) > MAX_EXTRA_ARGS:
+        raise fix_error(f"engine.extraArgs has {len(items)} items", f"pass at most {MAX_EXTRA_ARGS}: vLLM flags "
+                        "this project models have keys of their own (vllm-stack check names them)")
+    return items
 
 
 ExtraArg = Annotated[str, AfterValidator(_one_line), AfterValidator(_no_secret)]
@@ -115,8 +131,8 @@ class EngineSettings(Section):
     """Most tokens in one batch (`--max-num-batched-tokens`)."""
     trust_remote_code: bool = False
     """`--trust-remote-code`: run Python shipped with the weights; not needed for native architectures."""
-    extra_args: tuple[ExtraArg, ...] = ()
-    """vLLM flags not modelled here, appended verbatim in order, e.g. [--enforce-eager]."""
+    extra_args: Annotated[tuple[ExtraArg, ...], BeforeValidator(_few)] = ()
+    """vLLM flags not modelled here, appended verbatim in order, e.g. [--enforce-eager]; at most 128 items."""
     env: dict[EnvName, str] = {}
     """Extra environment variables for the container, rendered sorted by name."""
 

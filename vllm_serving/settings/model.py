@@ -13,7 +13,7 @@ from vllm_serving.settings.text_checks import absolute_path, check_text, volume_
 # What clients send as `model`: Hugging Face style ids (Qwen/Qwen3.5-27B) and plain names.
 _SERVED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:+@-]{0,254}")
 # A config.json inside the project: relative, no `..` or hidden parts, so every checkout reads the same file.
-_CONFIG_FILE = re.compile(r"(?:[A-Za-z0-9_][A-Za-z0-9._+-]*/)*[A-Za-z0-9_][A-Za-z0-9._+-]*\.json")
+CONFIG_FILE = re.compile(r"(?:[A-Za-z0-9_][A-Za-z0-9._+-]*/)*[A-Za-z0-9_][A-Za-z0-9._+-]*\.json")
 
 
 class ModelSettings(Section):
@@ -51,7 +51,7 @@ class ModelSettings(Section):
     def _config_file(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        return check_text(value, _CONFIG_FILE, f"{value!r} is not a .json path inside the project",
+        return check_text(value, CONFIG_FILE, f"{value!r} is not a .json path inside the project",
                           "give the config.json's path relative to the project directory, "
                           "e.g. models/Qwen3-8B/config.json")
 

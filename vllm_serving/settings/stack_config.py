@@ -151,6 +151,15 @@ def _unknown_top_level(key: str, name: str) -> Finding:
     return _error("config-unknown-key", key, f"unknown config key {name[:60]!r}", fix)
 
 
+def _secret_section(key: str, name: str) -> Finding:
+    """A section holding a `secure:` value: Pulumi marks the whole key secret, so the program reads it
+    as one encrypted value; its content is never quoted (the value may be the secret itself)."""
+    return _error("config-secret-in-section", key, "holds a `secure:` value inside it: Pulumi then hands the "
+                  "program the whole section as one secret, which it cannot read as settings (the value is "
+                  "not shown here)", f"write {name} in plain text and keep secrets in "
+                  f"{', '.join(SECRET_KEYS)} (pulumi config set --secret KEY)")
+
+
 def parse_stack_config(
     values: Mapping[str, Any], secret_keys: frozenset[str] | set[str] = frozenset()
 ) -> StackSettings:
@@ -163,6 +172,7 @@ def parse_stack_config(
     findings: list[Finding] = []
     sections: dict[str, Any] = {}
     secrets_set: set[str] = set()
+    unreadable: set[str] = set()
     for full_key, value in values.items():
         namespace, _, name = full_key.rpartition(":")
         if namespace not in ("", PROJECT):
@@ -176,6 +186,9 @@ def parse_stack_config(
                     f"remove it and run: pulumi config set --secret {name}"))
             elif value not in (None, ""):
                 secrets_set.add(name)
+        elif name in SECTIONS and (full_key in secret_keys or name in secret_keys):
+            findings.append(_secret_section(key, name))
+            unreadable.add(key)
         elif name in SECTIONS:
             sections[name] = value
         else:
@@ -186,7 +199,9 @@ def parse_stack_config(
         settings = StackSettings.model_validate({**sections, "secretsSet": frozenset(secrets_set)},
                                                 by_name=False)
     except ValidationError as exc:
-        findings += [_finding_from(e) for e in exc.errors()]
+        # a secret section is not missing: its finding says what is wrong with it
+        findings += [f for f in map(_finding_from, exc.errors())
+                     if f.key not in unreadable or f.code != "config-missing"]
         settings = None
     if findings:
         raise ConfigError(findings)

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from vllm_serving.settings.base import Section, fix_error
-from vllm_serving.settings.ssh_options import refuse_local_execution
+from vllm_serving.settings.ssh_options import refuse_unlisted
 from vllm_serving.settings.text_checks import HOSTNAME, host_name, no_control
 
 _HOST = rf"(?:{HOSTNAME.pattern}|\[[0-9A-Fa-f:.]+\])"
@@ -119,8 +119,8 @@ class FleetHost(Section):
         return None if value is None else host_name(value)
 
     @model_validator(mode="after")
-    def _no_local_commands(self) -> FleetHost:
-        refuse_local_execution(self.ssh_opts)
+    def _listed_ssh_options(self) -> FleetHost:
+        refuse_unlisted(self.ssh_opts, self.docker_host)
         return self
 
     @cached_property
@@ -137,7 +137,7 @@ class TargetSettings(Section):
     docker_host: str | None = None
     """Docker endpoint: `unix:///var/run/docker.sock` (default) or `ssh://user@host[:port]`; `tcp://` is refused."""
     ssh_opts: tuple[Annotated[str, AfterValidator(_one_line)], ...] = ()
-    """Extra ssh options for an `ssh://` Docker host, e.g. `-o StrictHostKeyChecking=yes`."""
+    """Extra ssh options for an `ssh://` Docker host, one `-o Keyword=Value` per item from a short list, e.g. `-o StrictHostKeyChecking=yes`."""  # noqa: E501
     hosts: tuple[FleetHost, ...] = ()
     """A Docker fleet: the same server on each of these hosts (one provider and deployment each); one host when empty."""  # noqa: E501
 
@@ -147,8 +147,8 @@ class TargetSettings(Section):
         return None if value is None else docker_endpoint(value)
 
     @model_validator(mode="after")
-    def _no_local_commands(self) -> TargetSettings:
-        refuse_local_execution(self.ssh_opts)
+    def _listed_ssh_options(self) -> TargetSettings:
+        refuse_unlisted(self.ssh_opts, self.docker_host)
         return self
 
     @property

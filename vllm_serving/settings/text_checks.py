@@ -12,6 +12,7 @@ import ipaddress
 import re
 
 from vllm_serving.settings.base import fix_error
+from vllm_serving.settings.kernel_paths import kernel_path, tidy_path
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 """Characters no config value reaching a mount, label or command line may contain."""
@@ -25,6 +26,19 @@ LABEL_KEY = re.compile(rf"(?:[a-z0-9](?:[-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_LABEL_
 """A Kubernetes label key: optional DNS-subdomain prefix and '/', then a name of at most 63."""
 LABEL_VALUE = re.compile(rf"(?:{_LABEL_NAME})?")
 """A Kubernetes label value: empty, or at most 63 of letters, digits, '-', '_', '.'."""
+STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+"""A stack name as Pulumi validates it (pulumi/pulumi pkg/backend: `^[A-Za-z0-9_.-]{1,100}$`, Go's `$`
+being the end of the text). The name reaches file names, labels, PromQL matchers and the comments
+and values of the Prometheus and alert renders, so nothing else may enter."""
+STACK_NAME_FIX = ("name the stack with at most 100 letters, digits, '-', '_' and '.' (as Pulumi does), "
+                  "in a file named Pulumi.<stack>.yaml")
+
+
+def stack_name_problem(name: str) -> str | None:
+    """Why `name` is not a stack name, or None."""
+    if STACK_NAME.fullmatch(name):
+        return None
+    return f"{name[:60]!r} is not a Pulumi stack name"
 
 
 def check_text(value: str, pattern: re.Pattern[str], message: str, fix: str) -> str:
@@ -56,18 +70,24 @@ _UNEXPANDED_PATHS: tuple[tuple[re.Pattern[str], str, str], ...] = (
 
 
 def absolute_path(value: str | None, what: str) -> str | None:
-    """An absolute path with no control characters; the host-path policy (system paths, `..`,
-    ':' and ',', sockets, overlaps) is the rules' (vllm_serving/rules/host_paths.py)."""
+    """An absolute path with no control characters, as the kernel spells it (`tidy_path`: one
+    slash between segments, no `.` segment or trailing slash), so every rule, render and component
+    sees the directory the mount gets; a leading `//` is refused outright. The host-path policy
+    (system paths, `..`, ':' and ',', sockets, overlaps) is the rules' (vllm_serving/rules/host_paths.py)."""
     if value is None:
         return None
-    no_control(value, f"{what} '{value.strip()}'")
+    no_control(value, f"{what} {value.strip()[:60]!r}")
     for pattern, problem, fix in _UNEXPANDED_PATHS:
         if pattern.search(value):
             raise fix_error(f"{what} {value[:60]!r} {problem}", fix)
     if not value.startswith("/"):
-        raise fix_error(f"{what} '{value}' is not an absolute path",
+        raise fix_error(f"{what} {value[:60]!r} is not an absolute path",
                         "write an absolute path such as /data/models/Qwen3.5-27B")
-    return value
+    if value.startswith("//"):
+        raise fix_error(f"{what} {value[:60]!r} starts with '//': the kernel, Docker and the kubelet read it as "
+                        f"{kernel_path(value)[:60]!r}, which a reader of the stack may not see",
+                        f"write it with one leading slash: {tidy_path(value)[:60]}")
+    return tidy_path(value)
 
 
 def volume_name(value: str | None) -> str | None:

@@ -19,13 +19,15 @@ import yaml
 from vllm_serving.findings import PROJECT, ConfigError, Finding, Severity
 from vllm_serving.release.carried import release_of
 from vllm_serving.release.promotion import PROMOTE_KEY, Promotion, promote_from
-from vllm_serving.settings import StackSettings
+from vllm_serving.settings import SECRET_KEYS, StackSettings
 from vllm_serving.settings.release import bare_stack
 from vllm_serving.settings.stack_config import parse_stack_config
+from vllm_serving.settings.text_checks import STACK_NAME_FIX, stack_name_problem
 from vllm_serving.spec import ServingSpec, promoted_spec, resolve
 from vllm_serving.stack_files import strict_yaml
 from vllm_serving.stack_files.ciphertext import is_ciphertext, symmetric_stack
 from vllm_serving.stack_files.namespaces import namespace_findings
+from vllm_serving.terminal_text import printable
 
 # A finding's message is cut here: settings errors quote the bad value (`expects int, got ...`),
 # and a hostile file's value must not become a megabyte of terminal output.
@@ -33,6 +35,8 @@ MAX_MESSAGE_CHARS = 500
 # A refused node's finding names the config key and at most this many keys below it.
 MAX_KEY_PARTS = 3
 MAX_KEY_PART_CHARS = 60
+SECRET = "[secret]"
+"""What a `secure:` value reads as offline: present, never decrypted, never quoted."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +60,13 @@ def stack_path(project_dir: Path, stack: str) -> Path:
 
 
 def stack_name(path: Path) -> str:
-    """`Pulumi.v100.yaml` -> `v100`; any other file name -> its stem."""
+    """`Pulumi.v100.yaml` -> `v100`; any other file name -> its stem. A file name may hold anything:
+    what is not a stack name is refused by `load_spec`, and returned inert (`printable`) meanwhile,
+    so the headers that name it stay one line."""
     name = path.name
     if name.startswith("Pulumi.") and name.endswith((".yaml", ".yml")):
-        return name.split(".", 1)[1].rsplit(".", 1)[0]
-    return path.stem
+        return printable(name.split(".", 1)[1].rsplit(".", 1)[0])
+    return printable(path.stem)
 
 
 def list_stacks(project_dir: Path) -> list[str]:
@@ -118,10 +124,20 @@ def project_defaults(project_dir: Path) -> dict[str, Any]:
     defaults: dict[str, Any] = {}
     for key, decl in (data.get("config") or {}).items():
         if isinstance(decl, dict) and "value" in decl:
-            defaults[key if ":" in key else f"{data.get('name', '')}:{key}"] = decl["value"]
+            defaults[key if ":" in key else f"{data.get('name', '')}:{key}"] = redacted(decl["value"])
         elif not isinstance(decl, dict):
             defaults[key] = decl
     return defaults
+
+
+def redacted(value: Any) -> Any:
+    """`value` with each `{secure: ...}` inside it replaced by SECRET: nothing downstream (a settings
+    error quoting the value, plan, diff) can print what a `secure:` holds."""
+    if isinstance(value, dict):
+        return SECRET if "secure" in value else {k: redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted(v) for v in value]
+    return value
 
 
 def read_stack_file(path: Path, project_dir: Path | None = None) -> StackFile:
@@ -142,17 +158,20 @@ def read_stack_file(path: Path, project_dir: Path | None = None) -> StackFile:
         key = str(key)
         problems += [_not_ciphertext(where) for where, text in _secure_values(key, value)
                      if not is_ciphertext(text, symmetric)]
-        if isinstance(value, dict) and set(value) == {"secure"}:
+        if any(True for _ in _secure_values(key, value)):
+            # present; the value stays encrypted. Pulumi marks a key secret when any part of its value
+            # is (a section with one `secure:` inside is one secret to the program), and so does this.
             secrets.add(key)
-            value = "[secret]"  # present; the value stays encrypted
+            value = SECRET
         values[key] = value
     return StackFile(stack_name(path), path, values, frozenset(secrets), tuple(problems))
 
 
 def _secure_values(where: str, value: Any) -> Iterator[tuple[str, Any]]:
-    """(config key, ciphertext) of every `{secure: ...}` in a config value, nested ones too."""
+    """(config key, ciphertext) of every `{secure: ...}` in a config value, nested ones too (a
+    mapping with a `secure` key and others is one as well: its value is never shown either)."""
     if isinstance(value, dict):
-        if set(value) == {"secure"}:
+        if "secure" in value:
             yield where, value["secure"]
             return
         for key, item in value.items():
@@ -165,15 +184,17 @@ def _secure_values(where: str, value: Any) -> Iterator[tuple[str, Any]]:
 def _not_ciphertext(key: str) -> Finding:
     """The value is never quoted: it is most likely the secret itself, typed in by hand."""
     namespace, _, name = key.partition(":")
+    fix = "remove the key from the file and run: "
     if namespace != PROJECT:
-        command = f"pulumi config set --secret {key}"
-    elif "." in name or "[" in name:
-        command = f"pulumi config set --secret --path '{name}' VALUE"
+        fix += f"pulumi config set --secret {key}"
+    elif "." in name or "[" in name:  # a section holds no secret (config-secret-in-section)
+        fix = (f"remove the `secure:` value from the file; secrets go in {', '.join(SECRET_KEYS)} "
+               "(pulumi config set --secret KEY)")
     else:
-        command = f"pulumi config set --secret {name}"
+        fix += f"pulumi config set --secret {name}"
     return Finding("config-secret-not-ciphertext", Severity.ERROR, key,
                    "the `secure:` value is not a ciphertext Pulumi wrote (typed into the file by hand?); "
-                   "it is not shown here", f"remove the key from the file and run: {command}")
+                   "it is not shown here", fix)
 
 
 def load_settings(stack_file: StackFile) -> StackSettings:
@@ -190,6 +211,9 @@ def load_spec(
     A promoting stack gets its release from the source's stack file in the same project, as
     the source would export it (without the digest only a deployment knows).
     """
+    name = stack or stack_name(path)
+    if (bad := stack_name_problem(name)) is not None:  # it would reach file names, renders, PromQL
+        raise ConfigError([Finding("stack-name-invalid", Severity.ERROR, "stack", bad, STACK_NAME_FIX)])
     try:
         return _read_and_resolve(path, stack, project_dir, _promoting)
     except ConfigError as exc:

@@ -13,8 +13,6 @@ before it can cost memory or time:
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +22,8 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
+
+from vllm_serving.bounded_read import FileRefused, read_regular_file, size_text
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_DEPTH = 32
@@ -55,19 +55,15 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
 
 
 def read_bounded(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The file's bytes; a file over `limit` is refused after reading `limit + 1` bytes of it.
-
-    O_NONBLOCK keeps a FIFO from blocking the open; only regular files are read at all.
-    """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise YamlRefused("stack-file", (), "is not a regular file", "name a stack YAML file")
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise YamlRefused("stack-file-too-large", (), f"is larger than {limit // 1024} KiB",
-                          f"a stack file holds settings only; keep it under {limit // 1024} KiB")
-    return data
+    """The file's bytes (`bounded_read`: a regular file, never a blocking open); a file over
+    `limit` is refused after reading `limit + 1` bytes of it."""
+    try:
+        return read_regular_file(path, limit)
+    except FileRefused as exc:
+        if exc.too_large:
+            raise YamlRefused("stack-file-too-large", (), exc.reason,
+                              f"a stack file holds settings only; keep it under {size_text(limit)}") from None
+        raise YamlRefused("stack-file", (), exc.reason, "name a stack YAML file") from None
 
 
 @dataclass

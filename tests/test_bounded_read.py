@@ -1,0 +1,67 @@
+"""Every file a verb reads from a path it was given is read bounded: a FIFO, /dev/stdin, a device
+or a directory is refused at once (never blocks), a file past the cap is refused after cap+1 bytes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.paths import ROOT
+from vllm_serving.bounded_read import FileRefused, read_regular_file
+from vllm_serving.cli import main
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "/dev/zero", "/dev/null"])
+def test_anything_but_a_regular_file_is_refused(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "x"
+    if kind == "fifo":
+        os.mkfifo(path)  # no writer: a blocking open would wait for ever
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path = Path(kind)
+    with pytest.raises(FileRefused) as refused:
+        read_regular_file(path, 1024)
+    assert "not a regular file" in refused.value.reason
+
+
+def test_a_file_past_the_cap_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "big"
+    path.write_bytes(b"x" * 2049)
+    with pytest.raises(FileRefused) as refused:
+        read_regular_file(path, 2048)
+    assert refused.value.too_large
+    assert read_regular_file(path, 4096) == b"x" * 2049
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/stdin", "/dev/zero"])
+def test_check_and_plan_end_on_a_model_config_that_is_not_a_file(tmp_path: Path, special: str,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """model.configFile names a FIFO or a device: the verbs say so and exit (run in a thread, so a
+    blocking read fails the test instead of hanging it)."""
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
+    stack = (ROOT / "Pulumi.v100.yaml").read_text(encoding="utf-8")
+    config = "models/hang/config.json"
+    (tmp_path / "models" / "hang").mkdir(parents=True)
+    if special == "fifo":
+        os.mkfifo(tmp_path / config)
+    else:
+        (tmp_path / config).symlink_to(special)
+    (tmp_path / "Pulumi.hang.yaml").write_text(stack.replace("    name: Qwen3.5-27B\n", f"    configFile: {config}\n"))
+    for verb in ("check", "plan"):
+        codes: list[int] = []
+
+        def run(verb: str = verb, codes: list[int] = codes) -> None:
+            codes.append(main(["--project-dir", str(tmp_path), verb, "hang"]))
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        worker.join(timeout=30)
+        assert codes == [1], f"{verb} did not end"
+        out = capsys.readouterr()
+        assert "model-config-invalid vllm-serving:model.configFile" in out.out + out.err
+        assert "not a regular file" in out.out + out.err
