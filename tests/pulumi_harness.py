@@ -20,11 +20,13 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.config import set_all_config
 
+from tests.crd_schema import read_crd
 from tests.paths import PROJECT, ROOT
 from vllm_serving.preflight.script import PASSED as PREFLIGHT_PASSED
 
 # What a one-shot container (`attach`, the preflight) reports once it exited: exit code, output.
 ONE_SHOT_RESULT: tuple[int, str] = (0, f"{PREFLIGHT_PASSED} (mock engine)")
+CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 SECRET_SIG = rpc._special_sig_key  # "4dabf18193072939515e22adb298388d"
 SECRET_VALUE = rpc._special_secret_sig
 
@@ -66,6 +68,9 @@ class _Mocks(pulumi.runtime.Mocks):
                 raise LookupError(f"unknown stack {name!r}: no outputs were given for it")
             return name, {"name": name, "outputs": dict(self.stack_outputs[name]),
                           "secretOutputNames": []}
+        if args.typ == CRD_TYPE and args.resource_id:
+            # `CustomResourceDefinition.get`: the cluster has the vendored CRD
+            return args.resource_id, read_crd(args.resource_id)
         if args.typ == "docker:index/remoteImage:RemoteImage":
             ref = args.inputs["name"]
             repo = ref.split("@")[0].rsplit(":", 1)[0] if ":" in ref.rsplit("/", 1)[-1] else ref
@@ -152,6 +157,12 @@ class ProgramRun:
     def one_shot(self) -> list[Registered]:
         """Containers run once to completion (`attach`): the preflight."""
         return [r for r in self.resources if r.type == "docker:index/container:Container" and r.inputs.get("attach")]
+
+    def applied(self) -> list[tuple[str, str]]:
+        """(type, object name) of what the run applies: components and objects, not the providers
+        that apply them (`vllm-stack plan` lists the same)."""
+        return sorted((r.type, r.inputs.get("metadata", {}).get("name", r.name)) for r in self.resources
+                      if not r.type.startswith("pulumi:providers:"))
 
     def one(self, suffix: str) -> Registered:
         found = self.of_type(suffix)
@@ -243,8 +254,9 @@ def run_program(
     values = {k: v if isinstance(v, str) else json.dumps(v) for k, v in full.items()}
     secret_keys = []
     for key, value in (secrets or {}).items():
-        values[f"{PROJECT}:{key}"] = value
-        secret_keys.append(f"{PROJECT}:{key}")
+        full_key = key if ":" in key else f"{PROJECT}:{key}"  # a provider's (`kubernetes:kubeconfig`) as is
+        values[full_key] = value
+        secret_keys.append(full_key)
     set_all_config(values, secret_keys)
 
     collect = _Collect()
