@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import runpy
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,24 +101,28 @@ class _Monitor(pulumi_mocks.MockMonitor):
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC name
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
-            timeouts = request.customTimeouts
-            self.registered.append(Registered(
-                type=request.type,
-                name=request.name,
-                parent=request.parent,
-                custom=request.custom,
-                inputs=rpc.deserialize_properties(request.object),
-                raw=json_format.MessageToDict(request.object),
-                protect=request.protect,
-                delete_before_replace=request.deleteBeforeReplace,
-                retain_on_delete=request.retainOnDelete,
-                custom_timeouts={k: getattr(timeouts, k) for k in ("create", "update", "delete")
-                                 if getattr(timeouts, k)},
-                provider=request.provider,
-                dependencies=tuple(request.dependencies),
-                delete_before_replace_defined=request.deleteBeforeReplaceDefined,
-            ))
+            self.record(request)
         return response
+
+    def record(self, request: Any) -> None:
+        """Keep one registration as the engine received it."""
+        timeouts = request.customTimeouts
+        self.registered.append(Registered(
+            type=request.type,
+            name=request.name,
+            parent=request.parent,
+            custom=request.custom,
+            inputs=rpc.deserialize_properties(request.object),
+            raw=json_format.MessageToDict(request.object),
+            protect=request.protect,
+            delete_before_replace=request.deleteBeforeReplace,
+            retain_on_delete=request.retainOnDelete,
+            custom_timeouts={k: getattr(timeouts, k) for k in ("create", "update", "delete")
+                             if getattr(timeouts, k)},
+            provider=request.provider,
+            dependencies=tuple(request.dependencies),
+            delete_before_replace_defined=request.deleteBeforeReplaceDefined,
+        ))
 
 
 class _Collect(logging.Handler):
@@ -173,10 +177,12 @@ class ProgramRun:
 def recording_mocks(
     stack: str, preview: bool = False, logger: logging.Logger | None = None,
     stack_outputs: Mapping[str, Mapping[str, Any]] | None = None,
+    monitor_type: Callable[[_Mocks], _Monitor] | None = None,
 ) -> _Monitor:
-    """Install fresh mocks that record every registration; returns the recording monitor."""
+    """Install fresh mocks that record every registration; returns the recording monitor
+    (`monitor_type` answers the registrations instead of the echoing mocks: tests/scenario)."""
     mocks = _Mocks(stack_outputs)
-    monitor = _Monitor(mocks)
+    monitor = (monitor_type or _Monitor)(mocks)
     settings.ROOT.set(None)  # a fresh root stack per run
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=preview,
                              logger=logger, monitor=monitor)
@@ -233,6 +239,7 @@ def run_program(
     secrets: Mapping[str, str] | None = None,
     preview: bool = False,
     stack_outputs: Mapping[str, Mapping[str, Any]] | None = None,
+    monitor_type: Callable[[_Mocks], _Monitor] | None = None,
 ) -> ProgramRun:
     """Run `__main__.py` for one stack's config; `secrets` are set as Pulumi secrets.
 
@@ -264,7 +271,7 @@ def run_program(
     logger.addHandler(collect)
     logger.propagate = False
     logger.setLevel(logging.INFO)  # info diagnostics are what an operator reads next to a resource
-    monitor = recording_mocks(stack, preview, logger, stack_outputs)
+    monitor = recording_mocks(stack, preview, logger, stack_outputs, monitor_type)
     resolved: dict[str, Any] = {}
     secret_outputs: set[str] = set()
 
