@@ -50,6 +50,8 @@ class Registered:
     """URNs of every resource it waits for (its inputs' and depends_on)."""
     delete_before_replace_defined: bool = False
     """The option was set, true or false: false then overrides the provider's delete-first default."""
+    ignore_changes: tuple[str, ...] = ()
+    replace_on_changes: tuple[str, ...] = ()
 
 
 class _Mocks(pulumi.runtime.Mocks):
@@ -122,6 +124,8 @@ class _Monitor(pulumi_mocks.MockMonitor):
             provider=request.provider,
             dependencies=tuple(request.dependencies),
             delete_before_replace_defined=request.deleteBeforeReplaceDefined,
+            ignore_changes=tuple(request.ignoreChanges),
+            replace_on_changes=tuple(request.replaceOnChanges),
         ))
 
 
