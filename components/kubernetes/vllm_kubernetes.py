@@ -6,7 +6,10 @@ this component only adds what a plain manifest cannot say: secret values as Pulu
 Deployment long enough for the model load, once per replica an update rolls in turn (Pulumi's await
 gives up after 10 minutes by default; docs/provider-behaviour.md).
 A server across nodes is a LeaderWorkerSet (a custom resource): its CRD is read from the cluster
-first, so a cluster without LeaderWorkerSet fails the preview before anything is created.
+first, so a cluster without LeaderWorkerSet, or with one before v0.9.0 (its status records no
+generation, so Pulumi's wait would end on a stale condition), fails the preview before anything is
+created. The Namespace and the claims, which `destroy` keeps, go through a provider that adopts
+them at the next `up` (adopting_provider.py).
 """
 
 from __future__ import annotations
