@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import runpy
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,11 +20,13 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.config import set_all_config
 
+from tests.crd_schema import read_crd
 from tests.paths import PROJECT, ROOT
 from vllm_serving.preflight.script import PASSED as PREFLIGHT_PASSED
 
 # What a one-shot container (`attach`, the preflight) reports once it exited: exit code, output.
 ONE_SHOT_RESULT: tuple[int, str] = (0, f"{PREFLIGHT_PASSED} (mock engine)")
+CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 SECRET_SIG = rpc._special_sig_key  # "4dabf18193072939515e22adb298388d"
 SECRET_VALUE = rpc._special_secret_sig
 
@@ -48,6 +50,8 @@ class Registered:
     """URNs of every resource it waits for (its inputs' and depends_on)."""
     delete_before_replace_defined: bool = False
     """The option was set, true or false: false then overrides the provider's delete-first default."""
+    ignore_changes: tuple[str, ...] = ()
+    replace_on_changes: tuple[str, ...] = ()
 
 
 class _Mocks(pulumi.runtime.Mocks):
@@ -66,6 +70,9 @@ class _Mocks(pulumi.runtime.Mocks):
                 raise LookupError(f"unknown stack {name!r}: no outputs were given for it")
             return name, {"name": name, "outputs": dict(self.stack_outputs[name]),
                           "secretOutputNames": []}
+        if args.typ == CRD_TYPE and args.resource_id:
+            # `CustomResourceDefinition.get`: the cluster has the vendored CRD
+            return args.resource_id, read_crd(args.resource_id)
         if args.typ == "docker:index/remoteImage:RemoteImage":
             ref = args.inputs["name"]
             repo = ref.split("@")[0].rsplit(":", 1)[0] if ":" in ref.rsplit("/", 1)[-1] else ref
@@ -96,24 +103,30 @@ class _Monitor(pulumi_mocks.MockMonitor):
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC name
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
-            timeouts = request.customTimeouts
-            self.registered.append(Registered(
-                type=request.type,
-                name=request.name,
-                parent=request.parent,
-                custom=request.custom,
-                inputs=rpc.deserialize_properties(request.object),
-                raw=json_format.MessageToDict(request.object),
-                protect=request.protect,
-                delete_before_replace=request.deleteBeforeReplace,
-                retain_on_delete=request.retainOnDelete,
-                custom_timeouts={k: getattr(timeouts, k) for k in ("create", "update", "delete")
-                                 if getattr(timeouts, k)},
-                provider=request.provider,
-                dependencies=tuple(request.dependencies),
-                delete_before_replace_defined=request.deleteBeforeReplaceDefined,
-            ))
+            self.record(request)
         return response
+
+    def record(self, request: Any) -> None:
+        """Keep one registration as the engine received it."""
+        timeouts = request.customTimeouts
+        self.registered.append(Registered(
+            type=request.type,
+            name=request.name,
+            parent=request.parent,
+            custom=request.custom,
+            inputs=rpc.deserialize_properties(request.object),
+            raw=json_format.MessageToDict(request.object),
+            protect=request.protect,
+            delete_before_replace=request.deleteBeforeReplace,
+            retain_on_delete=request.retainOnDelete,
+            custom_timeouts={k: getattr(timeouts, k) for k in ("create", "update", "delete")
+                             if getattr(timeouts, k)},
+            provider=request.provider,
+            dependencies=tuple(request.dependencies),
+            delete_before_replace_defined=request.deleteBeforeReplaceDefined,
+            ignore_changes=tuple(request.ignoreChanges),
+            replace_on_changes=tuple(request.replaceOnChanges),
+        ))
 
 
 class _Collect(logging.Handler):
@@ -153,6 +166,12 @@ class ProgramRun:
         """Containers run once to completion (`attach`): the preflight."""
         return [r for r in self.resources if r.type == "docker:index/container:Container" and r.inputs.get("attach")]
 
+    def applied(self) -> list[tuple[str, str]]:
+        """(type, object name) of what the run applies: components and objects, not the providers
+        that apply them (`vllm-stack plan` lists the same)."""
+        return sorted((r.type, r.inputs.get("metadata", {}).get("name", r.name)) for r in self.resources
+                      if not r.type.startswith("pulumi:providers:"))
+
     def one(self, suffix: str) -> Registered:
         found = self.of_type(suffix)
         assert len(found) == 1, f"expected one {suffix}, got {[r.name for r in found]}"
@@ -162,10 +181,12 @@ class ProgramRun:
 def recording_mocks(
     stack: str, preview: bool = False, logger: logging.Logger | None = None,
     stack_outputs: Mapping[str, Mapping[str, Any]] | None = None,
+    monitor_type: Callable[[_Mocks], _Monitor] | None = None,
 ) -> _Monitor:
-    """Install fresh mocks that record every registration; returns the recording monitor."""
+    """Install fresh mocks that record every registration; returns the recording monitor
+    (`monitor_type` answers the registrations instead of the echoing mocks: tests/scenario)."""
     mocks = _Mocks(stack_outputs)
-    monitor = _Monitor(mocks)
+    monitor = (monitor_type or _Monitor)(mocks)
     settings.ROOT.set(None)  # a fresh root stack per run
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=preview,
                              logger=logger, monitor=monitor)
@@ -222,6 +243,7 @@ def run_program(
     secrets: Mapping[str, str] | None = None,
     preview: bool = False,
     stack_outputs: Mapping[str, Mapping[str, Any]] | None = None,
+    monitor_type: Callable[[_Mocks], _Monitor] | None = None,
 ) -> ProgramRun:
     """Run `__main__.py` for one stack's config; `secrets` are set as Pulumi secrets.
 
@@ -243,8 +265,9 @@ def run_program(
     values = {k: v if isinstance(v, str) else json.dumps(v) for k, v in full.items()}
     secret_keys = []
     for key, value in (secrets or {}).items():
-        values[f"{PROJECT}:{key}"] = value
-        secret_keys.append(f"{PROJECT}:{key}")
+        full_key = key if ":" in key else f"{PROJECT}:{key}"  # a provider's (`kubernetes:kubeconfig`) as is
+        values[full_key] = value
+        secret_keys.append(full_key)
     set_all_config(values, secret_keys)
 
     collect = _Collect()
@@ -252,7 +275,7 @@ def run_program(
     logger.addHandler(collect)
     logger.propagate = False
     logger.setLevel(logging.INFO)  # info diagnostics are what an operator reads next to a resource
-    monitor = recording_mocks(stack, preview, logger, stack_outputs)
+    monitor = recording_mocks(stack, preview, logger, stack_outputs, monitor_type)
     resolved: dict[str, Any] = {}
     secret_outputs: set[str] = set()
 

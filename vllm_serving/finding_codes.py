@@ -94,6 +94,9 @@ STAGE_CODES: dict[str, StageCode] = {
     "k8s-name": StageCode("backend objects", "A name Docker accepts that is not a Kubernetes DNS-1123 name."),
     "k8s-cache-shared": StageCode("backend objects", "A compile-cache claim several pods would share with "
                                                      "an access mode that cannot be shared."),
+    "k8s-lws-outdated": StageCode("backend objects", "A server across nodes on a cluster whose LeaderWorkerSet "
+                                                     "predates v0.9.0 (its status records no generation: Pulumi's "
+                                                     "wait would end on the previous rollout's condition)."),
     "waiver-code-unknown": StageCode("waivers", "A waiver names a code no rule or stage raises; the closest "
                                                 "codes are suggested."),
     "waiver-not-waivable": StageCode("waivers", "A waiver names a code about the stack file, secrets, host "

@@ -7,6 +7,10 @@ import pulumi_docker as docker
 
 from vllm_serving.render.docker_container import Mount
 
+# What terraform-provider-docker's volume Read stores from the existing volume (internal/provider/
+# resource_docker_volume.go `resourceDockerVolumeRead`; both ForceNew, not Computed).
+ADOPTED_AS_IS = ("labels", "driverOpts")
+
 
 class RetainedVolume(pulumi.ComponentResource):
     """Registers a named Docker volume with `retain_on_delete`; a bind mount registers nothing.
@@ -29,9 +33,14 @@ class RetainedVolume(pulumi.ComponentResource):
             volume = docker.Volume(
                 name,
                 name=mount.source,
-                # no labels or driver options: Docker adopts an existing volume unchanged, and the
-                # provider would read its (absent) labels back and replace it on every run
-                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True, protect=protect),
+                opts=pulumi.ResourceOptions(
+                    parent=self, retain_on_delete=True, protect=protect,
+                    # Docker adopts an existing volume unchanged (a Compose project's labels, an NFS
+                    # volume's driver options) and the provider reads both back; both force a
+                    # replacement and neither is computed, so without this every `pulumi up`
+                    # would replace the volume, and fail on a protected one. The stack sets neither.
+                    ignore_changes=list(ADOPTED_AS_IS),
+                ),
             )
             self.volume_name = volume.name
         self.register_outputs({"source": mount.source, "target": mount.target})

@@ -3,6 +3,10 @@
 pulumi-docker's container update applies only restart policy and resource limits; every other
 input change replaces the container, except a few it silently ignores (the healthcheck and the
 wait timeout): those are listed in `replace_on_changes`, so a changed start period takes effect.
+Two things the provider does after the first `pulumi up` are handled here (docs/provider-behaviour.md):
+a container that failed its health wait is replaced by the next `pulumi up` (`INIT_ERROR`), and the
+log options dockerd merges in from daemon.json are ignored, so they do not replace the server on
+every run.
 """
 
 from __future__ import annotations
@@ -12,11 +16,24 @@ from collections.abc import Mapping, Sequence
 import pulumi
 import pulumi_docker as docker
 
-from vllm_serving.render.docker_container import ContainerSpec
+from vllm_serving.render.docker_container import ContainerSpec, daemon_log_opts
 from vllm_serving.timing import DOCKER_TIMEOUT_MARGIN_SECONDS, whole_minutes
 
 # Inputs the provider's update neither applies nor marks as forcing a replacement.
 IGNORED_BY_UPDATE = ("healthcheck", "waitTimeout", "wait", "destroyGraceSeconds")
+# The engine's key for "the last create or update failed to initialise" (pulumi
+# pkg/resource/deploy/step_generator.go `initErrorSpecialKey`; `applyReplaceOnChanges` turns it into a
+# replacement when a replaceOnChanges path covers it). A server that failed its health wait is then
+# replaced, and waited for again, by the next `pulumi up`; without it the engine sends an empty
+# update, which the provider answers at once, and `pulumi up` succeeds on an unhealthy server.
+INIT_ERROR = "#initerror"
+
+
+def ignored_log_opts(spec: ContainerSpec) -> list[str]:
+    """`logOpts.<key>` for each log option dockerd may merge in that the stack does not set: the
+    provider reads the merged map back and `log_opts` forces a replacement. The stack's own keys
+    stay compared, so a changed `container.logMaxSize` still replaces the server."""
+    return [f"logOpts.{key}" for key in daemon_log_opts(spec)]
 
 
 def _envs(spec: ContainerSpec, secret_env: Mapping[str, pulumi.Output[str]]) -> pulumi.Input[list[str]]:
@@ -101,7 +118,8 @@ class VllmServer(pulumi.ComponentResource):
                 # fixed container name and host port: the old container must go first
                 delete_before_replace=True,
                 custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
-                replace_on_changes=list(IGNORED_BY_UPDATE),
+                replace_on_changes=[*IGNORED_BY_UPDATE, INIT_ERROR],
+                ignore_changes=ignored_log_opts(spec),
                 # a secret env value makes the list secret on the wire; keep it so in the state
                 additional_secret_outputs=["envs"],
             ),

@@ -29,7 +29,8 @@ def operator_crds(parent: pulumi.Resource, name: str, spec: ServingSpec) -> list
     return crds
 
 
-def monitoring_resources(parent: pulumi.Resource, name: str, spec: ServingSpec, first: list[pulumi.Resource],
+def monitoring_resources(parent: pulumi.Resource, name: str, spec: ServingSpec,
+                         first: list[pulumi.Input[pulumi.Resource]],
                          crds: list[pulumi.Resource]) -> list[pulumi.Resource]:
     """Register the observability objects the stack turns on; `first` is what they wait for (the
     namespace), `crds` the reads of `operator_crds`."""

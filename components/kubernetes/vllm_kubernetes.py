@@ -6,7 +6,10 @@ this component only adds what a plain manifest cannot say: secret values as Pulu
 Deployment long enough for the model load, once per replica an update rolls in turn (Pulumi's await
 gives up after 10 minutes by default; docs/provider-behaviour.md).
 A server across nodes is a LeaderWorkerSet (a custom resource): its CRD is read from the cluster
-first, so a cluster without LeaderWorkerSet fails the preview before anything is created.
+first, so a cluster without LeaderWorkerSet, or with one before v0.9.0 (its status records no
+generation, so Pulumi's wait would end on a stale condition), fails the preview before anything is
+created. The Namespace and the claims, which `destroy` keeps, go through a provider that adopts
+them at the next `up` (adopting_provider.py).
 """
 
 from __future__ import annotations
@@ -19,10 +22,18 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.kubernetes.adopting_provider import adopting_provider
 from components.kubernetes.monitoring import monitoring_resources, operator_crds
+from vllm_serving.findings import ConfigError
 from vllm_serving.planner.capacity import plan_capacity
 from vllm_serving.planner.scale_out import scale_out, scale_out_view
-from vllm_serving.render.kubernetes.leader_worker_set import CRD_NAME, INSTALL_COMMAND, pod_template
+from vllm_serving.render.kubernetes.leader_worker_set import (
+    API_VERSION,
+    CRD_NAME,
+    INSTALL_COMMAND,
+    pod_template,
+    stale_condition_finding,
+)
 from vllm_serving.render.kubernetes.objects import KubernetesObjects, render_objects
 from vllm_serving.render.kubernetes.parts import (
     DOCKER_HUB,
@@ -69,6 +80,26 @@ def update_timeout(spec: ServingSpec, workload: Obj) -> str:
     return whole_minutes(rollout_steps(workload) * rollout_seconds(spec) + KUBERNETES_TIMEOUT_MARGIN_SECONDS)
 
 
+def _status_fields(crd_spec: Any) -> frozenset[str]:
+    """The fields of the LeaderWorkerSet version's status schema, in the CRD the cluster returned."""
+    version = API_VERSION.rsplit("/", 1)[1]
+    for served in (crd_spec.versions if crd_spec is not None else None) or []:
+        if served.name == version:
+            schema = served.schema.open_apiv3_schema if served.schema is not None else None
+            status = (schema.properties or {}).get("status") if schema is not None else None
+            return frozenset(status.properties or {}) if status is not None else frozenset()
+    return frozenset()
+
+
+def _await_checked(crd_spec: Any, crd: pulumi.Resource | None) -> pulumi.Resource:
+    """The CRD, once its LeaderWorkerSet records generations; else stop with the version to upgrade to."""
+    finding = stale_condition_finding(_status_fields(crd_spec))
+    if finding is not None:
+        raise pulumi.RunError(ConfigError([finding]).render())
+    assert crd is not None
+    return crd
+
+
 class VllmKubernetes(pulumi.ComponentResource):
     """Namespace, pull and credential Secrets, claims, Deployment or LeaderWorkerSet, Service,
     NetworkPolicy, PDB."""
@@ -87,10 +118,16 @@ class VllmKubernetes(pulumi.ComponentResource):
         self._secrets = dict(secrets or {})
         objects = render_objects(spec)  # secret values masked; the real ones are set below
         self.lws_crd = self._lws_crd(name, objects)
-        gate: list[pulumi.Resource] = [self.lws_crd] if self.lws_crd is not None else []
+        # nothing is created before the read CRD passed the check (`_await_checked`)
+        gate: list[pulumi.Input[pulumi.Resource]] = [] if self.lws_crd is None else [
+            self.lws_crd.spec.apply(lambda crd_spec: _await_checked(crd_spec, self.lws_crd))]
         # prometheus-operator's CRDs (observability.prometheusOperator) are read first too
         self.monitoring_crds = operator_crds(self, name, spec)
         gate += self.monitoring_crds
+        # what `destroy` keeps, a later `up` adopts (adopting_provider.py)
+        self.adopting: k8s.Provider | None = None
+        if objects.namespace is not None or objects.weights_claim is not None or objects.cache_claim is not None:
+            self.adopting = adopting_provider(name, self)
         self.namespace_resource: k8s.core.v1.Namespace | None = None
         if objects.namespace is not None:
             # Deleting a namespace deletes every claim in it, retain_on_delete on the claims
@@ -98,8 +135,8 @@ class VllmKubernetes(pulumi.ComponentResource):
             self.namespace_resource = k8s.core.v1.Namespace(
                 f"{name}-namespace", metadata=objects.namespace["metadata"],
                 opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True, depends_on=gate,
-                                            protect=spec.settings.model.protect))
-        first: list[pulumi.Resource] = [self.namespace_resource] if self.namespace_resource else gate
+                                            protect=spec.settings.model.protect, provider=self.adopting))
+        first: list[pulumi.Input[pulumi.Resource]] = [self.namespace_resource] if self.namespace_resource else gate
         self.registry_secret = self._registry_secret(name, objects, first)
         self.credentials_secret = self._credentials_secret(name, objects, first)
         self.weights_claim = self._claim(
@@ -174,7 +211,7 @@ class VllmKubernetes(pulumi.ComponentResource):
         return pulumi.Output.secret(self._secrets[key])
 
     def _registry_secret(self, name: str, objects: KubernetesObjects,
-                         first: list[pulumi.Resource]) -> k8s.core.v1.Secret | None:
+                         first: list[pulumi.Input[pulumi.Resource]]) -> k8s.core.v1.Secret | None:
         obj = objects.registry_secret
         if obj is None:
             return None
@@ -188,7 +225,7 @@ class VllmKubernetes(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=first))
 
     def _credentials_secret(self, name: str, objects: KubernetesObjects,
-                            first: list[pulumi.Resource]) -> k8s.core.v1.Secret | None:
+                            first: list[pulumi.Input[pulumi.Resource]]) -> k8s.core.v1.Secret | None:
         obj = objects.credentials_secret
         if obj is None:
             return None
@@ -197,13 +234,13 @@ class VllmKubernetes(pulumi.ComponentResource):
             f"{name}-credentials", metadata=obj["metadata"], type=obj["type"], string_data=data,
             opts=pulumi.ResourceOptions(parent=self, depends_on=first))
 
-    def _claim(self, logical: str, obj: Obj | None, first: list[pulumi.Resource],
+    def _claim(self, logical: str, obj: Obj | None, first: list[pulumi.Input[pulumi.Resource]],
                protect: bool) -> k8s.core.v1.PersistentVolumeClaim | None:
         """A claim: weights and compile cache both survive `destroy`; `protect` on request."""
         if obj is None:
             return None
         options = pulumi.ResourceOptions(
-            parent=self, depends_on=first, retain_on_delete=True, protect=protect)
+            parent=self, depends_on=first, retain_on_delete=True, protect=protect, provider=self.adopting)
         return k8s.core.v1.PersistentVolumeClaim(
             logical, metadata=obj["metadata"], spec=obj["spec"], opts=options)
 

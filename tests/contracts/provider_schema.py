@@ -20,6 +20,7 @@ SCHEMAS = Path(__file__).resolve().parent / "schemas"
 DOCKER_SDK_VERSION = "5.2.0"  # the pulumi-docker SDK that uv.lock pins, which the overlay describes
 DOCKER_SCHEMA = SCHEMAS / "pulumi-docker-v5.1.0.schema.min.json"
 DOCKER_OVERLAY = SCHEMAS / "pulumi-docker-v5.2.0.overlay.json"
+KUBERNETES_PROVIDER_SCHEMA = SCHEMAS / "pulumi-kubernetes-v4.32.0.provider.json"
 
 TYPE_REF = "#/types/"
 ANY_REF = "pulumi.json#/Any"
@@ -212,3 +213,9 @@ def load_docker_schema() -> PackageSchema:
     base = json.loads(DOCKER_SCHEMA.read_text())
     overlay = json.loads(DOCKER_OVERLAY.read_text())
     return PackageSchema(deep_merge(base, overlay), "docker")
+
+
+def load_kubernetes_provider_schema() -> PackageSchema:
+    """pulumi-kubernetes' Provider inputs (v4.32.0, see schemas/README.md); its objects are checked
+    against the Kubernetes OpenAPI schema instead."""
+    return PackageSchema(json.loads(KUBERNETES_PROVIDER_SCHEMA.read_text()), "kubernetes")

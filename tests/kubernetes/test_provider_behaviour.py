@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import RunProgram, shipped_stack
+from tests.crd_schema import LWS_V0_8, read_crd
 from tests.kubernetes.multi_node_stacks import two_node_spec, two_node_values
 from tests.observability.helpers import ON
-from tests.pulumi_harness import ProgramRun, Registered
+from tests.pulumi_harness import ProgramFailed, ProgramRun, Registered, _Mocks
 from tests.stack_builders import make_spec, stack_values
 from vllm_serving.render.kubernetes.parts import rollout_seconds
 
@@ -134,3 +135,21 @@ def test_a_crd_is_read_never_owned(program: RunProgram) -> None:
     for run in (_lws_run(program), program(config, stack="a100-k8s", secrets={"apiKey": API_KEY})):
         assert run.reads and all(t == CRD_TYPE for t, _, _ in run.reads)
         assert not [r.name for r in run.resources if r.type == CRD_TYPE]
+
+
+def test_an_outdated_leader_worker_set_fails_the_preview(program: RunProgram, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the CRD read runs in previews too: the refusal shows in the PR's `pulumi preview`, before any
+    # object; a LeaderWorkerSet before v0.9.0 would let `condition=Available` pass on a stale condition
+    answer = _Mocks.new_resource
+
+    def old_lws(self: _Mocks, args: Any) -> tuple[str, dict[str, Any]]:
+        if args.typ == CRD_TYPE:
+            return args.resource_id, read_crd(args.resource_id, LWS_V0_8)
+        return answer(self, args)
+
+    monkeypatch.setattr(_Mocks, "new_resource", old_lws)
+    values = two_node_values()
+    with pytest.raises(ProgramFailed) as failed:
+        program({k: v for k, v in values.items() if not k.endswith(":apiKey")}, stack="llama-2n", preview=True)
+    assert "kubernetes.nodes" in str(failed.value) and "v0.9.0" in str(failed.value)
+    assert [r.type for r in failed.value.resources if r.type.startswith("kubernetes:")] == []

@@ -82,6 +82,29 @@ class ContainerSpec:
         return self.mounts[1] if len(self.mounts) > 1 else None
 
 
+LOG_DRIVER = "json-file"
+# What dockerd may add to a container's log options, by the container's log driver (moby
+# daemon/logs.go `mergeAndVerifyLogConfig`): daemon.json's `log-opts` when the container's driver is
+# the daemon's default, any key the driver accepts (json-file: daemon/logger/jsonfilelog/
+# jsonfilelog.go `ValidateLogOpt`, with the common attributes of daemon/logger/loginfo.go), the
+# generic `mode` and `max-buffer-size` (daemon/logger/factory.go `builtInLogOpts`), and, whatever
+# the driver, the local cache's `cache-*` keys (daemon/logger/loggerutils/cache/validate.go
+# `MergeDefaultLogConfig`, the keys of daemon/logger/local/local.go `LogOptKeys` prefixed). The
+# provider reads the merged map back into `log_opts` (docs/provider-behaviour.md).
+_LOG_ATTRIBUTES = ("env", "env-regex", "labels", "labels-regex", "tag")
+_LOCAL_CACHE_KEYS = ("disabled", "max-file", "max-size", "compress", *_LOG_ATTRIBUTES)
+DAEMON_LOG_OPTS: dict[str, tuple[str, ...]] = {
+    "json-file": ("max-file", "max-size", "compress", *_LOG_ATTRIBUTES, "mode", "max-buffer-size",
+                  *(f"cache-{key}" for key in _LOCAL_CACHE_KEYS)),
+}
+
+
+def daemon_log_opts(c: ContainerSpec) -> tuple[str, ...]:
+    """The log options dockerd may add to this container's that the stack does not set itself."""
+    own = {key for key, _ in c.log_opts}
+    return tuple(key for key in DAEMON_LOG_OPTS[c.log_driver] if key not in own)
+
+
 NO_NEW_PRIVILEGES = "no-new-privileges=true"
 """No process in the container gains privileges through setuid binaries or file capabilities."""
 SELINUX_DISABLED = "label=disable"
@@ -150,7 +173,7 @@ def container_spec(spec: ServingSpec, image: str | None = None) -> ContainerSpec
         command=spec.args,
         healthcheck=health,
         restart=s.container.restart,
-        log_driver="json-file",
+        log_driver=LOG_DRIVER,
         log_opts=(("max-file", str(s.container.log_max_files)), ("max-size", s.container.log_max_size)),
         labels=(
             ("vllm-serving.model", spec.served_model_name),

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
+from vllm_serving.findings import Finding, Severity, config_key
 from vllm_serving.render.kubernetes.parts import Obj, labels, object_meta, selector
 from vllm_serving.render.kubernetes.workload import (
     CONTAINER,
@@ -34,6 +35,10 @@ LWS_RELEASE = "v0.10.0"
 """The LeaderWorkerSet release whose CRD the tests validate against (tests/fixtures/crds/)."""
 INSTALL_COMMAND = ("kubectl apply --server-side -f "
                    f"https://github.com/kubernetes-sigs/lws/releases/download/{LWS_RELEASE}/manifests.yaml")
+OBSERVED_GENERATION_RELEASE = "v0.9.0"
+"""The first LeaderWorkerSet release that records which generation its status describes:
+`status.observedGeneration` in the CRD (lws #807) and on every condition (pkg/controllers/
+leaderworkerset_controller.go `makeCondition`; v0.8.0's sets none)."""
 # Set by the LWS controller on every pod (api/leaderworkerset/v1/leaderworkerset_types.go); the
 # leader of each group is worker 0.
 WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
@@ -120,7 +125,7 @@ def leader_worker_set(spec: ServingSpec, secrets: Mapping[str, str] | None = Non
     # Available condition (every group's leader pod and workers ready on the current revision; it
     # carries the generation, so a stale one is not taken after an update), within the
     # component's timeouts (docs/provider-behaviour.md).
-    meta["annotations"] = {"pulumi.com/waitFor": "condition=Available"}
+    meta["annotations"]["pulumi.com/waitFor"] = "condition=Available"
     lws: Obj = {
         "apiVersion": API_VERSION, "kind": KIND, "metadata": meta,
         "spec": {
@@ -141,6 +146,26 @@ def leader_worker_set(spec: ServingSpec, secrets: Mapping[str, str] | None = Non
     # a copy that shares no object between the pods: YAML would print a shared one as an alias
     copied: Obj = json.loads(json.dumps(lws))
     return copied
+
+
+def stale_condition_finding(status_fields: Collection[str]) -> Finding | None:
+    """What is wrong with the cluster's LeaderWorkerSet, from the fields of its CRD's status schema.
+
+    pulumi-kubernetes takes a condition as current unless it, or the status, names an older
+    generation (provider/pkg/await/condition/kubectl.go `checkCondition`); a status that names
+    none passes. Before v0.9.0 the controller records no generation, so after an update the
+    previous rollout's `Available` satisfies `condition=Available` at once: `pulumi up` ends
+    before a new pod is ready. The CRD accepts the object all the same: nothing else would stop it.
+    """
+    if "observedGeneration" in status_fields:
+        return None
+    return Finding(
+        "k8s-lws-outdated", Severity.ERROR, config_key("kubernetes", "nodes"),
+        f"the cluster's LeaderWorkerSet ({CRD_NAME}) predates {OBSERVED_GENERATION_RELEASE}: its status "
+        "records no generation, so `pulumi up` would take the previous rollout's Available condition "
+        "and return before the new pods are ready",
+        f"upgrade LeaderWorkerSet to {OBSERVED_GENERATION_RELEASE} or later ({INSTALL_COMMAND}), or serve "
+        "from one node (kubernetes.nodes: 1)")
 
 
 def leader_service(service: Obj) -> Obj:

@@ -32,6 +32,15 @@ DOCKER_HUB = "https://index.docker.io/v1/"
 _LABEL_VALUE = re.compile(r"[^A-Za-z0-9_.-]")
 _SERVICE_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
 
+# pulumi-kubernetes reads these annotations (provider/pkg/metadata/annotations.go); each must be
+# exactly "true" (`IsAnnotationTrue`).
+SKIP_AWAIT = "pulumi.com/skipAwait"
+PATCH_FORCE = "pulumi.com/patchForce"
+"""On every object: the stack's fields win a server-side-apply conflict (await.go `patchForce`), so
+`pulumi up` after a `kubectl scale` or `kubectl edit` sets them back instead of failing, and a kept
+namespace or claim is taken over by the next stack's apply. Fields the stack does not set stay
+with whoever set them."""
+
 
 def dockerconfigjson(registry: str, username: str, password: str) -> str:
     """The `.dockerconfigjson` of a pull secret."""
@@ -130,6 +139,7 @@ def object_meta(spec: ServingSpec, name: str, component: str, namespaced: bool =
     if namespaced:
         meta["namespace"] = spec.settings.kubernetes.namespace
     meta["labels"] = labels(spec, component)
+    meta["annotations"] = {PATCH_FORCE: "true"}
     return meta
 
 
@@ -139,8 +149,14 @@ def _claim(spec: ServingSpec, name: str, component: str, size: int, mode: str,
     if storage_class is not None:
         claim_spec["storageClassName"] = storage_class
     claim_spec["volumeMode"] = "Filesystem"
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": object_meta(spec, name, component), "spec": claim_spec}
+    meta = object_meta(spec, name, component)
+    # pulumi-kubernetes awaits a new claim until Bound (await/awaiters.go
+    # `untilCoreV1PersistentVolumeClaimReady`, 5 minutes): under a WaitForFirstConsumer class it
+    # accepts Pending only when it may read the StorageClass, and the workload that would bind the
+    # claim waits for it. The workload's own await checks its claims (await/deployment.go
+    # `checkPersistentVolumeClaimStatus`; a LeaderWorkerSet's pods are not ready without them).
+    meta["annotations"][SKIP_AWAIT] = "true"
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": claim_spec}
 
 
 def _secret(spec: ServingSpec, name: str, kind: str, data: dict[str, str]) -> Obj:

@@ -10,6 +10,7 @@ from typing import Any
 
 from vllm_serving.render.kubernetes.parts import (
     SECRETS_CHECKSUM,
+    SKIP_AWAIT,
     Obj,
     cache_claim_name,
     credentials_checksum,
@@ -206,7 +207,7 @@ def service(spec: ServingSpec) -> Obj:
     meta = object_meta(spec, spec.name, "inference-server")
     # Pulumi would await ready endpoints for 10 minutes while the model loads for longer; the
     # Deployment's own await (with its long timeout) is what tells whether the server came up.
-    meta["annotations"] = {"pulumi.com/skipAwait": "true"}
+    meta["annotations"][SKIP_AWAIT] = "true"
     return {"apiVersion": "v1", "kind": "Service", "metadata": meta,
             "spec": {"type": svc.type, "selector": selector(spec), "ports": [port]}}
 

@@ -1,0 +1,1 @@
+"""The program across several runs of a modelled engine: `pulumi up`, the failure or `destroy`, the next `up`."""
