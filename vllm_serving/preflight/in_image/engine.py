@@ -34,12 +34,13 @@ STEP_WORDS = {
 
 
 def child_command() -> list[str] | None:
-    """How to start this program again: as `python3 -c PROGRAM` (the container) or `-m` (a checkout)."""
-    if sys.argv[:1] == ["-c"] and "-c" in getattr(sys, "orig_argv", []):  # Python 3.10+
-        return [sys.executable, "-c", sys.orig_argv[sys.orig_argv.index("-c") + 1]]
+    """How to start this program again: `-m` from a checkout (this module is a file), else the
+    container's own `python3 -c PROGRAM` (the loader served this module from memory)."""
     spec = globals().get("__spec__")
     if spec is not None and spec.origin and os.path.isfile(spec.origin):
         return [sys.executable, "-m", spec.name.rsplit(".", 1)[0] + ".main"]
+    if sys.argv[:1] == ["-c"] and "-c" in getattr(sys, "orig_argv", []):  # Python 3.10+
+        return [sys.executable, "-c", sys.orig_argv[sys.orig_argv.index("-c") + 1]]
     return None
 
 
