@@ -22,7 +22,7 @@ from pulumi.runtime.config import set_all_config
 
 from tests.crd_schema import read_crd
 from tests.paths import PROJECT, ROOT
-from vllm_serving.preflight.script import PASSED as PREFLIGHT_PASSED
+from vllm_serving.preflight.in_image.report import PASSED as PREFLIGHT_PASSED
 
 # What a one-shot container (`attach`, the preflight) reports once it exited: exit code, output.
 ONE_SHOT_RESULT: tuple[int, str] = (0, f"{PREFLIGHT_PASSED} (mock engine)")

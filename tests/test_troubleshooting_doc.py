@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from tests.paths import ROOT
-from vllm_serving.preflight.script import CHECKS as PREFLIGHT_CHECKS
+from vllm_serving.preflight.in_image.main import CHECKS as PREFLIGHT_CHECKS
 from vllm_serving.rules import RULES
 from vllm_serving.smoke.checks import CHECKS as SMOKE_CHECKS
 

@@ -1,14 +1,18 @@
 """The preflight on a Docker host: the new image run once on the server's GPUs and weights, before cut-over.
 
 A one-shot `docker.Container` (`attach`: the provider waits for it to exit and records its exit code
-and output) that runs `vllm_serving.preflight`'s script. The server's image passes through it
-(`server_image`), so the server is registered only after the preflight passed: a failure stops `pulumi up` with what
-failed and the fix, before the running server is touched.
+and output) that runs `vllm_serving.preflight`'s program, with the server's own argv (after `--`,
+byte for byte) and plain environment, so the image's vLLM judges exactly what the server will run.
+The server's image passes through it (`server_image`), so the server is registered only after the
+preflight passed: a failure stops `pulumi up` with what failed (vLLM's own words for the `engine`
+check) and the fix, before the running server is touched.
 
 Replacement is create-first, overriding the provider's delete-first default for containers: with
 delete-first, Pulumi would delete the dependent server before the new preflight ran. The container
-is auto-named, so old and new never clash. Its inputs depend only on the image, the GPUs and the
-weights, so it runs again only when one of them changes (or on `pulumi up --replace`).
+is auto-named, so old and new never clash. Its inputs are the image, the GPUs, the weights and the
+server's argv and plain environment, so it runs again when one of them changes (or on
+`pulumi up --replace`), and never for a port, a restart policy or a log option. The server's
+secrets (API key, Hugging Face token) are not given to it: no check reads them.
 
 What the provider does with it (terraform-provider-docker v4.5.0, the one pulumi-docker bundles,
 internal/provider/resource_docker_container_funcs.go; docs/provider-behaviour.md): create waits
@@ -50,16 +54,18 @@ class Preflight(pulumi.ComponentResource):
     ) -> None:
         super().__init__("vllm-serving:docker:Preflight", name, None, opts)
         stack = dict(server.labels).get("vllm-serving.stack", "")
+        command = command.for_server(server.command, server.env)
         self.container = docker.Container(
             name,
             image=image,
             entrypoints=list(command.entrypoint),
             command=list(command.args),
+            envs=[f"{k}={v}" for k, v in command.env] or None,
             gpus=gpus(server),
             device_requests=device_requests(server),
             runtime=server.runtime,
             volumes=[weights],  # the weights only, read-only like the server's
-            network_mode="none",  # it reads local files and devices, nothing else
+            network_mode="none",  # it reads local files and devices (vLLM: the mounted config.json), nothing else
             # never `must_run`: Read flips it for a stopped container and Update then starts it again
             must_run=False,
             attach=True,

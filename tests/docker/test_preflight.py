@@ -1,5 +1,6 @@
-"""The Docker preflight under Pulumi's mock engine: it runs before the server, holds it back when it
-fails, re-runs only for the image, the GPUs or the weights, and goes away with preflight.enabled false."""
+"""The Docker preflight under Pulumi's mock engine: it runs before the server with the server's own argv,
+holds it back when it fails, re-runs for the image, the GPUs, the weights or vLLM's argv and environment
+(never for a port or a log option), and goes away with preflight.enabled false."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import tests.pulumi_harness as harness
 from tests.conftest import shipped_stack
 from tests.contracts.provider_schema import load_docker_schema
 from tests.pulumi_harness import ProgramFailed, ProgramRun, Registered
-from vllm_serving.preflight.command import CHECKS, SCRIPT_TEXT
-from vllm_serving.preflight.script import FAILED
+from vllm_serving.preflight.command import CHECKS, PROGRAM
+from vllm_serving.preflight.in_image.report import FAILED
 
 P = "vllm-serving:"
 PASSWORD = "SENTINEL-registry-pw-5e2b"
@@ -57,11 +58,26 @@ def test_the_server_waits_for_the_preflight_of_its_own_image_gpus_and_weights(pr
         assert p.get(key) == s.get(key), f"{key}: the preflight must ask for the server's GPUs"
     weights = [v for v in s["volumes"] if v.get("readOnly")]
     assert p["volumes"] == weights and len(weights) == 1, "the weights only, read-only"
-    assert p["entrypoints"] == ["python3", "-c", SCRIPT_TEXT]
-    assert p["command"][-len(CHECKS["docker"]):] == list(CHECKS["docker"])
-    # runs to completion and reports; holds no port, no network, no secret
+    assert p["entrypoints"] == ["python3", "-c", PROGRAM]
+    at = p["command"].index("--")
+    assert p["command"][at - len(CHECKS["docker"]):at] == list(CHECKS["docker"])
+    # runs to completion and reports; holds no port, no network
     assert (p["attach"], p["logs"], p["mustRun"], p["networkMode"]) == (True, True, False, "none")
-    assert not {"ports", "envs", "name"} & set(p), "auto-named, no port, no env"
+    assert not {"ports", "name"} & set(p), "auto-named, no port"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_engine_check_gets_the_servers_argv_and_environment_exactly(program: Any, stack: str) -> None:
+    # an API key too: the server gets it, the preflight does not (no check reads it)
+    env = {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1", "VLLM_LOGGING_LEVEL": "INFO"}
+    config = _with(shipped_stack(stack), "engine", env=env)
+    run = _run(program, stack, config, apiKey=API_KEY)
+    p, s = _preflight(run).inputs, run.one("Container").inputs
+    assert p["command"][p["command"].index("--") + 1:] == s["command"], "vLLM must judge the server's own argv"
+    assert "engine" in p["command"] and "memory" in p["command"]
+    plain = [e for e in harness.as_manifest(s["envs"]) if not e.startswith("VLLM_API_KEY=")]
+    assert p["envs"] == plain and len(plain) == 2, "the server's plain environment, in its order"
+    assert API_KEY not in repr(p)
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -108,9 +124,6 @@ def _with(config: dict[str, Any], section: str, **values: Any) -> dict[str, Any]
 
 
 NOT_TRIGGERS = {
-    "maxModelLen": ("engine", {"maxModelLen": 4096}),
-    "prefix-caching": ("engine", {"enablePrefixCaching": False}),
-    "servedName": ("model", {"servedName": "another-name"}),
     "hostPort": ("network", {"hostPort": 30999}),
     "restart": ("container", {"restart": "always"}),
     "logs": ("container", {"logMaxSize": "10m", "logMaxFiles": 5}),
@@ -122,6 +135,11 @@ TRIGGERS = {
     "gpu-model": ("hardware", {"gpu": "A100-80GB"}),
     "runtime": ("container", {"runtime": "nvidia-legacy"}),
     "weights": ("model", {"hostPath": "/srv/models/Qwen3.5-27B"}),
+    # what vLLM judges: any change of its argv or environment is checked before cut-over
+    "maxModelLen": ("engine", {"maxModelLen": 4096}),
+    "prefix-caching": ("engine", {"enablePrefixCaching": False}),
+    "servedName": ("model", {"servedName": "another-name"}),
+    "env": ("engine", {"env": {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}}),
 }
 
 
@@ -141,7 +159,7 @@ def test_other_changes_leave_the_preflight_alone(program: Any, change: str) -> N
 
 
 @pytest.mark.parametrize("change", sorted(TRIGGERS))
-def test_a_gpu_or_weights_change_reruns_it(program: Any, change: str) -> None:
+def test_a_gpu_weights_or_argv_change_reruns_it(program: Any, change: str) -> None:
     base = _preflight(_run(program, "v100")).inputs
     section, values = TRIGGERS[change]
     after = _preflight(_run(program, "v100", _with(shipped_stack("v100"), section, **values))).inputs

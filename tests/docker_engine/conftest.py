@@ -33,6 +33,8 @@ from vllm_serving.stack_files.loader import list_stacks, load_spec, stack_path
 
 # set by .ci/run once it has an engine: then a suite that cannot run is a failure, not a skip
 REQUIRE_VARIABLE = "VLLM_SERVING_REQUIRE_DOCKER"
+# on an engine several checkouts share, a prefix of the run id (and so of every name and label) says whose run it is
+RUN_PREFIX_VARIABLE = "VLLM_SERVING_TEST_RUN_PREFIX"
 
 
 def docker_stacks() -> list[str]:
@@ -90,7 +92,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
         client.ping()
     except Exception as exc:  # whatever the reason (no socket, refused, TLS), the suite cannot run
         _cannot_run(f"no Docker engine reachable: {_one_line(exc)}")
-    run_id = f"{os.getpid()}-{secrets.token_hex(3)}"
+    run_id = f"{os.environ.get(RUN_PREFIX_VARIABLE, '')}{os.getpid()}-{secrets.token_hex(3)}"
     tmp = tmp_path_factory.mktemp("docker-engine")
     try:
         image = standin_image.build(client, tmp / "standin-rootfs.tar", f"vllm-serving-standin-{run_id}",

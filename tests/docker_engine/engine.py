@@ -21,6 +21,7 @@ import docker
 from docker.models.containers import Container
 from docker.types import LogConfig, Mount
 
+from vllm_serving.preflight.command import PreflightCommand
 from vllm_serving.render.docker_container import ContainerSpec
 from vllm_serving.render.docker_run import docker_run_command
 
@@ -30,7 +31,9 @@ GPU_FLAGS = ("--gpus ", "--runtime=")  # `docker run` options that need GPUs and
 RUN_SEPARATOR = " \\\n  "
 GO_DURATION = re.compile(r"(\d+)(h|m|s)")
 SECONDS_PER_UNIT = {"h": 3600, "m": 60, "s": 1}
-MODEL_CONFIG = '{"architectures": ["Qwen3_5ForConditionalGeneration"]}'
+# the limits of Qwen3.5-27B's config.json that vLLM reads when it creates the engine config
+MODEL_CONFIG = ('{"architectures": ["Qwen3_5ForConditionalGeneration"], "text_config": '
+                '{"max_position_embeddings": 262144, "head_dim": 256, "dtype": "bfloat16"}}')
 
 
 def free_port() -> int:
@@ -96,6 +99,27 @@ def create(client: docker.DockerClient, c: ContainerSpec, secret_values: Mapping
         labels=dict(c.labels),
     )
     return container
+
+
+def run_preflight(client: docker.DockerClient, command: PreflightCommand, server: ContainerSpec, run_id: str,
+                  checks: tuple[str, ...], record: Mount | None = None) -> tuple[int, str]:
+    """The preflight of `server` as components/docker/preflight.py runs it - the server's argv and
+    plain environment (`for_server`), its weights mount read-only, no network - with `checks`
+    instead of the GPU ones; `record` mounts a directory the fake vLLM writes what it saw into."""
+    command = command.for_server(server.command, server.env)
+    own = [a for a in command.args[:command.args.index("--")] if a not in command.checks]
+    weights = server.model_mount
+    container = client.containers.run(
+        server.image, entrypoint=list(command.entrypoint),
+        command=[*own, *checks, *command.args[command.args.index("--"):]],
+        environment=dict(command.env), network_mode="none", labels={TEST_LABEL: run_id}, detach=True,
+        mounts=[Mount(weights.target, weights.source, type=weights.kind, read_only=True),
+                *([record] if record else [])])
+    try:
+        code: int = container.wait(timeout=API_TIMEOUT_SECONDS)["StatusCode"]
+        return code, container.logs().decode()
+    finally:
+        container.remove(force=True)
 
 
 def rendered_run_without_gpus(c: ContainerSpec, secret_values: Mapping[str, str]) -> str:

@@ -3,8 +3,10 @@
 Its root filesystem carries this machine's own Python (the interpreter running the tests, its
 standard library and shared libraries, each at the path it has here, so the interpreter finds its
 prefix unchanged), `curl` with its libraries (the project's healthcheck runs `curl -fsS`), `/bin/sh`
-(`docker run --health-cmd` runs the check through it), and `standin/server.py` as the entrypoint,
-which takes vLLM's argv.
+(`docker run --health-cmd` runs the check through it), `standin/server.py` as the entrypoint,
+which takes vLLM's argv, and the fake `vllm` package the preflight's `engine` check imports
+(tests/preflight/fake_vllm, a stand-in for v0.19.1, with the project's registry of v0.19.1 beside it)
+on the image's PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ from pathlib import Path
 
 import docker
 
+from tests.preflight.fake_site import fake_site
+
 SERVER = Path(__file__).parent / "standin" / "server.py"
 SERVER_IN_IMAGE = "/standin/server.py"
+SITE_IN_IMAGE = "/standin/site"
 # Standard-library parts the stand-in never imports; leaving them out keeps the image ~60 MB.
 STDLIB_LEFT_OUT = {"test", "site-packages", "dist-packages", "idlelib", "tkinter", "turtledemo", "ensurepip",
                    "lib2to3", "pydoc_data", "__pycache__"}
@@ -72,6 +77,7 @@ def write_rootfs(tar_path: Path) -> None:
         if "usr/bin/python3" not in members:
             _add_symlink(tar, "usr/bin/python3", str(python))
         tar.add(SERVER, arcname=SERVER_IN_IMAGE.lstrip("/"))
+        tar.add(fake_site(tar_path.parent / "site"), arcname=SITE_IN_IMAGE.lstrip("/"))
         _add_dir(tar, "tmp", 0o1777)
 
 
@@ -92,7 +98,7 @@ def _add_dir(tar: tarfile.TarFile, name: str, mode: int) -> None:
 def build(client: docker.DockerClient, tar_path: Path, repository: str, labels: dict[str, str]) -> str:
     """Import the root filesystem as `repository:latest`; returns the image id."""
     write_rootfs(tar_path)
-    changes = [f'ENTRYPOINT ["python3", "{SERVER_IN_IMAGE}"]', "EXPOSE 8000",
+    changes = [f'ENTRYPOINT ["python3", "{SERVER_IN_IMAGE}"]', "EXPOSE 8000", f"ENV PYTHONPATH={SITE_IN_IMAGE}",
                *(f"LABEL {k}={v}" for k, v in labels.items())]
     client.api.import_image(src=str(tar_path), repository=repository, tag="latest", changes=changes)
     image: str = client.images.get(f"{repository}:latest").id

@@ -1,44 +1,40 @@
-"""The preflight script in a real container: the stand-in image, each shipped Docker stack's own arguments,
-its weights mounted read-only at the stack's path, no network - as `components/docker/preflight.py` runs it.
+"""The preflight program in a real container: the stand-in image, each shipped Docker stack's own arguments
+and argv, its weights mounted read-only at the stack's path, no network - as `components/docker/preflight.py`
+runs it (`engine.run_preflight`).
 
-The stand-in has no GPU and the engine no NVIDIA runtime, so the GPU checks (gpus, arch) are left out;
-the runtime check runs, and must fail here exactly as it would on a host without the toolkit.
+The stand-in has no GPU and the engine no NVIDIA runtime, so the GPU checks (gpus, arch, memory) are left
+out; the runtime check runs, and must fail here exactly as it would on a host without the toolkit.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
-from docker.types import Mount
 
 from tests.docker_engine.conftest import Engine, docker_stacks, shipped_spec
-from tests.docker_engine.engine import API_TIMEOUT_SECONDS, TEST_LABEL
+from tests.docker_engine.engine import MODEL_CONFIG, run_preflight
 from vllm_serving.preflight.command import GPU_CHECKS, docker_weights_source, preflight_command
 from vllm_serving.preflight.verdict import failure_message, read_verdict
+from vllm_serving.render.docker_container import Mount, container_spec
 
 pytestmark = pytest.mark.docker_engine
 STACKS = docker_stacks()
-NO_GPU_CHECKS = ("weights", "curl")
+NO_GPU_CHECKS = ("weights", "engine", "curl")
 
 
-def _preflight(engine: Engine, stack: str, weights: Path, checks: tuple[str, ...] = NO_GPU_CHECKS) -> tuple[int, str]:
+def _preflight(engine: Engine, stack: str, weights: Path, checks: tuple[str, ...] = ("weights", "curl")
+               ) -> tuple[int, str]:
     """Run the stack's preflight with `checks` and `weights` as its weights: exit code and output."""
     spec = shipped_spec(stack)
     command = preflight_command(spec, "docker", docker_weights_source(spec))
     assert command is not None
     assert set(command.checks) - GPU_CHECKS == set(NO_GPU_CHECKS)
-    options = list(command.args[:-len(command.checks)])
-    container = engine.client.containers.run(
-        engine.image, entrypoint=list(command.entrypoint), command=[*options, *checks],
-        mounts=[Mount(spec.settings.model.mount_path, str(weights), type="bind", read_only=True)],
-        network_mode="none", labels={TEST_LABEL: engine.run_id}, detach=True)
-    try:
-        code: int = container.wait(timeout=API_TIMEOUT_SECONDS)["StatusCode"]
-        return code, container.logs().decode()
-    finally:
-        container.remove(force=True)
+    server = container_spec(spec, image=engine.image)
+    server = dataclasses.replace(server, mounts=(Mount("bind", str(weights), server.model_mount.target, True),))
+    return run_preflight(engine.client, command, server, engine.run_id, checks)
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -66,18 +62,19 @@ def test_a_weights_dir_without_config_json_fails(engine: Engine, tmp_path: Path,
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_a_model_passes(engine: Engine, tmp_path: Path, stack: str) -> None:
-    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["Qwen3_5ForConditionalGeneration"]}))
+    (tmp_path / "config.json").write_text(MODEL_CONFIG)
     (tmp_path / "model.safetensors").write_bytes(b"\0" * 1024)
-    code, output = _preflight(engine, stack, tmp_path)
+    code, output = _preflight(engine, stack, tmp_path, NO_GPU_CHECKS)
     assert code == 0, output
     assert read_verdict(code, output).passed
-    assert output.splitlines()[-1] == "preflight: passed (2 checks)"
+    assert output.splitlines()[-1] == "preflight: passed (3 checks)"
+    assert "ok    engine   vLLM v0.19.1 accepts the argv" in output
 
 
 def test_without_the_nvidia_runtime_the_runtime_check_fails(engine: Engine, tmp_path: Path) -> None:
-    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["X"]}))
     (tmp_path / "model.safetensors").write_bytes(b"\0")
-    code, output = _preflight(engine, STACKS[0], tmp_path, ("runtime", *NO_GPU_CHECKS))
+    code, output = _preflight(engine, STACKS[0], tmp_path, ("runtime", "weights", "curl"))
     assert code == 1, output
     assert output.splitlines()[0].startswith("FAIL  runtime  no /dev/nvidiactl")
     assert "nvidia-ctk runtime configure" in output and "preflight: FAILED (runtime)" in output

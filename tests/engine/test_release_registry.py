@@ -179,7 +179,7 @@ def test_versions_are_ordered_numerically() -> None:
 
 TOP_KEYS = {"attention_backends", "env_vars", "flags", "generator", "metrics", "parser", "positionals",
             "quantization", "reasoning_parsers", "schema", "speculative", "tool_parsers", "unextracted",
-            "version", "wheel"}
+            "version", "wheel", "preflight_entry_points"}
 FLAG_KEYS = {"action", "aliases", "choices", "deprecated", "dest", "field", "group", "hidden",
              "human_readable", "json", "nargs", "negations", "optional", "source", "takes_value", "type"}
 

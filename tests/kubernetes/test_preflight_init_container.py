@@ -8,8 +8,8 @@ import pytest
 
 from tests.kubernetes.multi_node_stacks import two_node_spec
 from tests.stack_builders import make_spec
-from vllm_serving.preflight import script
-from vllm_serving.preflight.command import CHECKS, SCRIPT_TEXT
+from vllm_serving.preflight.command import CHECKS, PROGRAM
+from vllm_serving.preflight.in_image import main as script
 from vllm_serving.render.kubernetes.objects import render_objects
 from vllm_serving.render.kubernetes.preflight import preflight_init_containers
 from vllm_serving.render.kubernetes.workload import pod_spec
@@ -31,12 +31,13 @@ def test_the_init_container_checks_what_the_server_gets() -> None:
     assert init["resources"]["limits"][spec.settings.kubernetes.gpu_resource] == gpus == "4"
     assert init["volumeMounts"] == [m for m in server["volumeMounts"] if m["name"] == "weights"]
     assert init["volumeMounts"][0]["readOnly"] is True
-    assert init["command"] == ["python3", "-c", SCRIPT_TEXT]
+    assert init["command"] == ["python3", "-c", PROGRAM]
     args = script.parse(init["args"])
     # probes are httpGet: no curl check
     assert (args.backend, args.checks) == ("kubernetes", list(CHECKS["kubernetes"])) and "curl" not in args.checks
     assert (args.gpus, args.capability, args.weights) == (4, "8.0", spec.settings.model.mount_path)
-    assert not {"ports", "env", "startupProbe", "livenessProbe", "readinessProbe"} & set(init)
+    assert not {"ports", "startupProbe", "livenessProbe", "readinessProbe"} & set(init)
+    assert args.serve_argv == server["args"], "vLLM judges the server's own argv, byte for byte"
 
 
 @pytest.mark.parametrize(("sections", "source"), [
@@ -76,3 +77,15 @@ def test_each_pod_of_a_multi_node_server_checks_its_own_share() -> None:
         assert init["resources"]["limits"]["nvidia.com/gpu"] == server["resources"]["limits"]["nvidia.com/gpu"] == "8"
         (expected,) = preflight_init_containers(spec, server, 8)
         assert init["args"] == expected["args"]
+        # the leader's and the workers' own argv (--node-rank, --headless), and env without secrets
+        assert script.parse(init["args"]).serve_argv == server["args"]
+        assert init["env"] == [e for e in server["env"] if "secretKeyRef" not in e.get("valueFrom", {})]
+
+
+def test_the_init_container_gets_the_servers_environment_but_no_secret() -> None:
+    spec = make_spec("a100-k8s", secrets=("apiKey", "hfToken"), engine={"env": {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}})
+    pod = pod_spec(spec)
+    (init,), (server,) = pod["initContainers"], pod["containers"]
+    assert {"name": "VLLM_ALLOW_LONG_MAX_MODEL_LEN", "value": "1"} in init["env"]
+    assert [e["name"] for e in server["env"] if "valueFrom" in e] == ["VLLM_API_KEY", "HF_TOKEN"]
+    assert init["env"] == [e for e in server["env"] if "valueFrom" not in e]

@@ -20,6 +20,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `tools.vllm_release` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from tools.vllm_release.entry_points import extract_entry_points  # noqa: E402
 from tools.vllm_release.registries import (  # noqa: E402
     extract_attention_backends,
     extract_parsers,
@@ -63,6 +64,7 @@ def build_release(tree: SourceTree, version: str, wheel: dict[str, str]) -> dict
         "attention_backends": extract_attention_backends(tree, problems),
         "env_vars": extract_env_vars(tree, problems),
         "metrics": extract_metrics(tree, problems),
+        "preflight_entry_points": extract_entry_points(tree, problems),
         "unextracted": sorted(set(problems)),
     }
 

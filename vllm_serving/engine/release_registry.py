@@ -316,3 +316,12 @@ def _backend(name: str, b: dict[str, Any]) -> AttentionBackend:
         kv_cache_dtypes_runtime=b["kv_cache_dtypes_runtime"],
         source=b["source"],
     )
+
+
+@cache
+def release_section(version: str, section: str) -> Any:
+    """One section of a release's generated document as written, for sections `VllmRelease` does
+    not model (the preflight's entry points); None for an unknown release or section."""
+    if version not in known_versions():
+        return None
+    return json.loads((_RELEASES / f"v{version}.json").read_text(encoding="utf-8")).get(section)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vllm_serving.findings import config_key
-from vllm_serving.preflight.script import FAILED, PASSED
+from vllm_serving.preflight.in_image.report import FAILED, PASSED
 
 REPORT_LINES = 40  # of an output that carries no verdict (the script never ran)
 

@@ -20,9 +20,11 @@ from collections.abc import Collection, Mapping
 
 from vllm_serving.findings import Finding, Severity, config_key
 from vllm_serving.render.kubernetes.parts import Obj, labels, object_meta, selector
+from vllm_serving.render.kubernetes.preflight import preflight_init_containers
 from vllm_serving.render.kubernetes.workload import (
     CONTAINER,
     CONTAINER_SECURITY,
+    pod_gpus,
     pod_spec,
     server_annotations,
 )
@@ -103,6 +105,8 @@ def _group_pod(spec: ServingSpec, leader: bool) -> Obj:
             ordered["env"] = env
         ordered[name] = item
     pod["containers"][0] = ordered
+    if "initContainers" in pod:  # the preflight checks this pod's own argv (LWS sets its env there too)
+        pod["initContainers"] = preflight_init_containers(spec, ordered, pod_gpus(spec))
     return pod
 
 

@@ -29,9 +29,16 @@ def weights_description(spec: ServingSpec) -> str:
     return f"the PersistentVolumeClaim {source.existing_claim or names(spec).weights_claim} ({key})"
 
 
+def plain_env(server: Obj) -> list[Obj]:
+    """The server's environment without its secrets: values and pod fields (the node's IP), never a
+    Secret's key - no check reads one."""
+    return [e for e in server.get("env", []) if "secretKeyRef" not in e.get("valueFrom", {})]
+
+
 def preflight_init_containers(spec: ServingSpec, server: Obj, gpus: int) -> list[Obj]:
-    """The preflight init container for the pod of `server` (the vLLM container), which gets
-    `gpus` GPUs (a multi-node server's pod: its share); none when disabled.
+    """The preflight init container for the pod of `server` (the vLLM container, as finally
+    rendered: its argv is checked byte for byte), which gets `gpus` GPUs (a multi-node server's
+    pod: its share); none when disabled.
 
     It asks for the server's resources: the device plugin gives an init container's GPUs to the
     app container after it, so it checks the very GPUs vLLM will get.
@@ -39,13 +46,16 @@ def preflight_init_containers(spec: ServingSpec, server: Obj, gpus: int) -> list
     command = preflight_command(spec, "kubernetes", weights_description(spec), gpus=gpus)
     if command is None:
         return []
+    command = command.for_server(server["args"])
     weights = [m for m in server["volumeMounts"] if m["mountPath"] == spec.settings.model.mount_path]
+    env = plain_env(server)
     return [{
         "name": PREFLIGHT_CONTAINER,
         "image": server["image"],
         "imagePullPolicy": server["imagePullPolicy"],
         "command": list(command.entrypoint),
         "args": list(command.args),
+        **({"env": env} if env else {}),
         "resources": server["resources"],
         "volumeMounts": weights,
         "securityContext": server["securityContext"],

@@ -1,10 +1,9 @@
-"""The preflight script as the image runs it (`python3 -c`), its checks one by one, and its verdict read back."""
+"""The host checks (runtime, GPUs, torch's kernels, weights, curl), one by one and as the image runs
+the program (`python3 -c`)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import subprocess
 import sys
 import types
 from pathlib import Path
@@ -12,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.stack_builders import make_spec
-from vllm_serving.preflight import script
-from vllm_serving.preflight.command import CHECKS, SCRIPT_TEXT, docker_weights_source, preflight_command
-from vllm_serving.preflight.verdict import failure_message, read_verdict
+from tests.preflight.program import run_program
+from vllm_serving.preflight.in_image import host
+from vllm_serving.preflight.in_image import main as script
+from vllm_serving.preflight.verdict import read_verdict
 
 CONFIG = {"architectures": ["Qwen3_5ForConditionalGeneration"]}
 
@@ -32,14 +31,8 @@ def _model(path: Path, shards: int = 2) -> Path:
     return path
 
 
-def _script(*argv: str) -> subprocess.CompletedProcess[str]:
-    """The script exactly as the container receives it."""
-    return subprocess.run([sys.executable, "-c", SCRIPT_TEXT, *argv], capture_output=True, text=True,
-                          timeout=60, check=False)
-
-
 def test_a_complete_model_passes(tmp_path: Path) -> None:
-    done = _script("--weights", str(_model(tmp_path / "m")), "weights", "curl")
+    done = run_program(["--weights", str(_model(tmp_path / "m")), "weights", "curl"])
     assert done.returncode == 0, done.stdout
     lines = done.stdout.splitlines()
     assert lines[0].startswith("ok    weights  config.json (Qwen3_5ForConditionalGeneration), 2 weight files")
@@ -50,7 +43,7 @@ def test_a_complete_model_passes(tmp_path: Path) -> None:
 def test_an_empty_weights_dir_fails_with_the_fix(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     source = "the Docker host's directory /u02/models/Qwen3.5-27B (vllm-serving:model.hostPath)"
-    done = _script("--weights", str(tmp_path / "empty"), "--weights-source", source, "weights")
+    done = run_program(["--weights", str(tmp_path / "empty"), "--weights-source", source, "weights"])
     assert done.returncode == 1
     fail, fix, verdict = done.stdout.splitlines()
     assert fail.startswith("FAIL  weights") and "is empty" in fail and "bind-mount source" in fail
@@ -70,14 +63,14 @@ def test_an_empty_weights_dir_fails_with_the_fix(tmp_path: Path) -> None:
 def test_a_damaged_model_fails_saying_what_is_wrong(tmp_path: Path, damage: Any, found: str) -> None:
     path = _model(tmp_path / "m")
     damage(path)
-    with pytest.raises(script.CheckFailed) as failed:
-        script.check_weights(script.parse(["--weights", str(path), "weights"]))
+    with pytest.raises(host.CheckFailed) as failed:
+        host.check_weights(script.parse(["--weights", str(path), "weights"]))
     assert found in str(failed.value)
 
 
 def test_a_missing_weights_dir_fails(tmp_path: Path) -> None:
-    with pytest.raises(script.CheckFailed, match="is not a directory in the container"):
-        script.check_weights(script.parse(["--weights", str(tmp_path / "absent"), "weights"]))
+    with pytest.raises(host.CheckFailed, match="is not a directory in the container"):
+        host.check_weights(script.parse(["--weights", str(tmp_path / "absent"), "weights"]))
 
 
 def test_no_curl_fails(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,7 +93,7 @@ def test_no_curl_fails(monkeypatch: pytest.MonkeyPatch) -> None:
 ])
 def test_kernels_match_the_gpu_as_cuda_loads_them(capability: tuple[int, int], arch_list: list[str],
                                                   runs: bool) -> None:
-    assert script.runs_on(capability, arch_list) is runs
+    assert host.runs_on(capability, arch_list) is runs
 
 
 def _fake_torch(monkeypatch: pytest.MonkeyPatch, count: int, capability: tuple[int, int],
@@ -143,59 +136,6 @@ def test_every_check_has_a_fix_for_each_backend() -> None:
         for backend in ("docker", "kubernetes"):
             assert script.fix_for(name, backend, "SOURCE").strip()
     assert "SOURCE" in script.fix_for("weights", "kubernetes", "SOURCE")
-
-
-def test_the_command_asks_for_the_stacks_gpus_and_weights() -> None:
-    spec = make_spec("v100")
-    command = preflight_command(spec, "docker", docker_weights_source(spec))
-    assert command is not None and command.entrypoint == ("python3", "-c", SCRIPT_TEXT)
-    args = script.parse(list(command.args))
-    assert (args.gpus, args.capability, args.weights) == (8, "7.0", spec.settings.model.mount_path)
-    assert args.checks == list(CHECKS["docker"]) == ["runtime", "gpus", "arch", "weights", "curl"]
-    assert "/u02/models/Qwen3.5-27B (vllm-serving:model.hostPath)" in args.weights_source
-
-
-def test_a_cpu_target_runs_no_gpu_check() -> None:
-    spec = make_spec("v100")
-    hardware = spec.settings.hardware.model_copy(update={"device": "cpu"})
-    cpu = dataclasses.replace(spec, settings=spec.settings.model_copy(update={"hardware": hardware}))
-    command = preflight_command(cpu, "docker", "SOURCE")
-    assert command is not None and command.checks == ("weights", "curl") and "--gpus" not in command.args
-
-
-def test_disabled_means_no_command() -> None:
-    assert preflight_command(make_spec("v100", preflight={"enabled": False}), "docker", "SOURCE") is None
-
-
-@pytest.mark.parametrize(("code", "output", "passed"), [
-    (0, "ok    curl  /usr/bin/curl\npreflight: passed (1 checks)\n", True),
-    (1, "FAIL  curl  no curl\n      fix: x\npreflight: FAILED (curl)\n", False),
-    (0, "ok    curl  /usr/bin/curl\n", False),  # cut short: no verdict line
-    (0, "", False),
-    (None, "preflight: passed (1 checks)", False),  # no exit code reported
-    (1, "preflight: passed (1 checks)", False),
-])
-def test_only_exit_zero_with_the_passed_line_passes(code: int | None, output: str, passed: bool) -> None:
-    assert read_verdict(code, output).passed is passed
-
-
-def test_the_failure_message_says_what_failed_and_how_to_run_it_again() -> None:
-    output = "FAIL  weights  /m is empty\n      fix: copy it\npreflight: FAILED (weights)\n"
-    message = failure_message("on the Docker host", read_verdict(1, output), 1, "pulumi up --replace 'URN'")
-    assert message.splitlines() == [
-        "preflight failed on the Docker host (exit code 1); the running server was left as it is:",
-        "  FAIL  weights  /m is empty",
-        "        fix: copy it",
-        "  preflight: FAILED (weights)",
-        "once fixed, run it again: pulumi up --replace 'URN'",
-        "(or skip it: vllm-serving:preflight.enabled false)",
-    ]
-
-
-def test_output_without_a_verdict_shows_its_tail() -> None:
-    output = "\n".join(f"line {i}" for i in range(100)) + "\nexec: python3: not found\n"
-    verdict = read_verdict(127, output)
-    assert not verdict.passed and verdict.report[-1] == "exec: python3: not found" and len(verdict.report) == 40
 
 
 def test_only_the_gpus_vllm_takes_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:

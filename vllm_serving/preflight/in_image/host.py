@@ -1,14 +1,4 @@
-"""The preflight script: run by `python3 -c` inside the new image, before the server is replaced.
-
-Standard library only, Python 3.8+ (it runs on the image's interpreter; torch is imported only by
-the GPU checks, from the image). The checks to run are its positional arguments, so a host without
-GPUs can run the others. One line per check (`ok` or `FAIL`, the name, what was found), a `fix:`
-line under each failure, then `preflight: passed` or `preflight: FAILED (...)`; exit 1 on failure.
-
-    python3 -c "$SCRIPT" --backend docker --weights /models/Qwen3.5-27B \\
-        --weights-source "the host directory /u02/models/Qwen3.5-27B (vllm-serving:model.hostPath)" \\
-        --gpus 8 --capability 7.0 runtime gpus arch weights curl
-"""
+"""The checks of the host and the image: NVIDIA runtime, GPUs, torch's kernels, weights, curl."""
 
 from __future__ import annotations
 
@@ -19,27 +9,15 @@ import json
 import os
 import re
 import shutil
-import sys
-from collections.abc import Callable
 from typing import Any
 
-PASSED = "preflight: passed"
-FAILED = "preflight: FAILED"
+from .report import CheckFailed, few
+
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt")
 SHARD_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
 NVIDIA_CONTROL_DEVICE = "/dev/nvidiactl"
 NVIDIA_DRIVER_VERSION = "/proc/driver/nvidia/version"
 ARCH = re.compile(r"^(sm|compute)_(\d+)([a-z]?)$")
-LISTED = 5  # names shown from a long list
-
-
-class CheckFailed(Exception):
-    """What the check found wrong, one line."""
-
-
-def _few(names: list[str]) -> str:
-    shown = ", ".join(sorted(names)[:LISTED])
-    return shown + (f" and {len(names) - LISTED} more" if len(names) > LISTED else "")
 
 
 def check_runtime(args: argparse.Namespace) -> str:
@@ -58,7 +36,8 @@ def check_runtime(args: argparse.Namespace) -> str:
     return f"NVIDIA driver {found.group(1) if found else '(version not readable)'}, libcuda.so.1 loads"
 
 
-def _torch() -> Any:
+def torch_module() -> Any:
+    """The image's torch (imported by name: the project never imports it)."""
     try:
         return importlib.import_module("torch")
     except ImportError as exc:
@@ -67,13 +46,13 @@ def _torch() -> Any:
 
 def check_gpus(args: argparse.Namespace) -> str:
     """torch sees at least the GPUs the server needs, and those it uses are the GPU the stack names."""
-    torch = _torch()
+    torch = torch_module()
     if not torch.cuda.is_available():
         raise CheckFailed("torch sees no CUDA GPU (torch.cuda.is_available() is False)")
     count = torch.cuda.device_count()
     if count < args.gpus:
         raise CheckFailed(f"{count} GPU(s) visible, the server needs {args.gpus} (tensor x pipeline parallel)")
-    used = _used(torch, args)
+    used = used_gpus(torch, args)
     names = sorted({f"{torch.cuda.get_device_name(i)} ({_cc(torch.cuda.get_device_capability(i))})" for i in used})
     if args.capability:
         wrong = [i for i in used if _cc(torch.cuda.get_device_capability(i)) != args.capability]
@@ -83,7 +62,7 @@ def check_gpus(args: argparse.Namespace) -> str:
     return f"{count} visible: {', '.join(names)}"
 
 
-def _used(torch: Any, args: argparse.Namespace) -> range:
+def used_gpus(torch: Any, args: argparse.Namespace) -> range:
     """The GPUs vLLM's workers take: local ranks 0..N-1, the first N visible."""
     return range(min(args.gpus, torch.cuda.device_count()))
 
@@ -115,11 +94,11 @@ def runs_on(capability: tuple[int, int], arch_list: list[str]) -> bool:
 
 def check_arch(args: argparse.Namespace) -> str:
     """torch in the image was built with kernels the server's GPUs run (`torch.cuda.get_arch_list()`)."""
-    torch = _torch()
+    torch = torch_module()
     if not torch.cuda.is_available():
         raise CheckFailed("torch sees no CUDA GPU, so its kernels cannot be matched to one")
     arch_list = list(torch.cuda.get_arch_list())
-    capabilities = sorted({tuple(torch.cuda.get_device_capability(i)) for i in _used(torch, args)})
+    capabilities = sorted({tuple(torch.cuda.get_device_capability(i)) for i in used_gpus(torch, args)})
     missing = [c for c in capabilities if not runs_on(c, arch_list)]
     if missing:
         raise CheckFailed(f"torch {torch.__version__} in this image has no kernels for compute capability "
@@ -137,7 +116,7 @@ def check_weights(args: argparse.Namespace) -> str:
         docker = " (Docker creates a bind-mount source that does not exist as an empty directory)"
         raise CheckFailed(f"{path} is empty" + (docker if args.backend == "docker" else ""))
     if "config.json" not in entries:
-        raise CheckFailed(f"{path} has no config.json (it holds {_few(entries)})")
+        raise CheckFailed(f"{path} has no config.json (it holds {few(entries)})")
     try:
         with open(os.path.join(path, "config.json"), encoding="utf-8") as f:
             config = json.load(f)
@@ -148,7 +127,7 @@ def check_weights(args: argparse.Namespace) -> str:
         raise CheckFailed(f"{path} has a config.json but no weight files (*.safetensors, *.bin, *.pt)")
     empty = [w for w in weights if os.path.getsize(os.path.join(path, w)) == 0]
     if empty:
-        raise CheckFailed(f"empty weight file(s) in {path}: {_few(empty)} (an interrupted copy?)")
+        raise CheckFailed(f"empty weight file(s) in {path}: {few(empty)} (an interrupted copy?)")
     for index in (i for i in SHARD_INDEXES if i in entries):
         try:
             with open(os.path.join(path, index), encoding="utf-8") as f:
@@ -157,7 +136,7 @@ def check_weights(args: argparse.Namespace) -> str:
             raise CheckFailed(f"{path}/{index} has no readable weight_map: {exc}") from None
         absent = sorted(shards - set(entries))
         if absent:
-            raise CheckFailed(f"{len(absent)} of {len(shards)} shards {index} lists are missing: {_few(absent)}")
+            raise CheckFailed(f"{len(absent)} of {len(shards)} shards {index} lists are missing: {few(absent)}")
     size = sum(os.path.getsize(os.path.join(path, w)) for w in weights) / 2**30
     architectures = ", ".join(config.get("architectures") or []) if isinstance(config, dict) else ""
     return f"config.json ({architectures or 'no architectures'}), {len(weights)} weight files, {size:.1f} GiB"
@@ -169,76 +148,3 @@ def check_curl(args: argparse.Namespace) -> str:
     if found is None:
         raise CheckFailed("no curl on the image's PATH: the healthcheck would never pass")
     return found
-
-
-# name -> (check, fix); a fix may name {weights_source}; per-backend fixes as {backend: fix}
-Fix = Any
-CHECKS: dict[str, tuple[Callable[[argparse.Namespace], str], Fix]] = {
-    "runtime": (check_runtime, {
-        "docker": "install the NVIDIA Container Toolkit on the Docker host and register it with Docker "
-                  "(sudo nvidia-ctk runtime configure --runtime=docker, then restart dockerd); if the runtime "
-                  "is not Docker's default, set vllm-serving:container.runtime to nvidia",
-        "kubernetes": "the node needs the NVIDIA driver, container toolkit and device plugin (or the GPU "
-                      "Operator); set vllm-serving:kubernetes.runtimeClassName (e.g. nvidia) where the NVIDIA "
-                      "runtime is not the default",
-    }),
-    "gpus": (check_gpus, {
-        "docker": "compare nvidia-smi on the host with vllm-serving:hardware.gpu, hardware.count and "
-                  "hardware.deviceIds; tensorParallelSize x pipelineParallelSize GPUs must be given to the container",
-        "kubernetes": "the node must carry the GPU of vllm-serving:hardware.gpu (kubernetes.nodeSelector) and "
-                      "give the pod tensorParallelSize x pipelineParallelSize of them",
-    }),
-    "arch": (check_arch, "pick an image built for this GPU (vllm-serving:image.tag or image.digest): v0.19.1's "
-                         "official image still carries sm_70 (Volta); from v0.20 the official CUDA 13 images "
-                         "start at sm_75"),
-    "weights": (check_weights, "put the complete model (config.json, tokenizer files, every *.safetensors shard) "
-                               "into {weights_source}, or point the stack at where it is"),
-    "curl": (check_curl, "use an image with curl (the official vllm/vllm-openai has it), or build one FROM it "
-                         "that installs curl"),
-}
-
-
-def fix_for(name: str, backend: str, weights_source: str) -> str:
-    fix = CHECKS[name][1]
-    text: str = fix[backend] if isinstance(fix, dict) else fix
-    return text.format(weights_source=weights_source)
-
-
-def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="preflight", description="Checks before vLLM replaces the server.")
-    parser.add_argument("checks", nargs="+", choices=sorted(CHECKS), help="the checks to run, in order")
-    parser.add_argument("--backend", choices=("docker", "kubernetes"), default="docker")
-    parser.add_argument("--weights", default="/models", help="the weights' path in the container")
-    parser.add_argument("--weights-source", default="the weights mount", help="where the weights come from")
-    parser.add_argument("--gpus", type=int, default=1, help="GPUs the server needs")
-    parser.add_argument("--capability", default="", help="the stack GPU's compute capability, e.g. 7.0")
-    return parser.parse_args(argv)
-
-
-def run(args: argparse.Namespace) -> tuple[bool, list[str]]:
-    """Every requested check, in order: (all passed, the report lines)."""
-    width = max(len(name) for name in args.checks)
-    lines: list[str] = []
-    failed: list[str] = []
-    for name in args.checks:
-        try:
-            lines.append(f"ok    {name:<{width}}  {CHECKS[name][0](args)}")
-        except CheckFailed as exc:
-            failed.append(name)
-            lines.append(f"FAIL  {name:<{width}}  {exc}")
-            lines.append(f"      fix: {fix_for(name, args.backend, args.weights_source)}")
-        except Exception as exc:  # a check that breaks is a failed check, never a traceback
-            failed.append(name)
-            lines.append(f"FAIL  {name:<{width}}  the check itself failed: {type(exc).__name__}: {exc}")
-    lines.append(f"{FAILED} ({', '.join(failed)})" if failed else f"{PASSED} ({len(args.checks)} checks)")
-    return not failed, lines
-
-
-def main(argv: list[str]) -> int:
-    ok, lines = run(parse(argv))
-    print("\n".join(lines), flush=True)
-    return 0 if ok else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

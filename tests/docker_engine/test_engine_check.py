@@ -1,0 +1,116 @@
+"""vLLM judges before cut-over, on a real engine: a server runs; the next stack's preflight runs the
+image's own vLLM (the stand-in's fake v0.19.1, tests/preflight/fake_vllm) on the server's exact argv;
+what vLLM refuses stops `pulumi up` - the Docker component's check of the preflight's exit code and
+output, `components/docker/preflight.py` `_checked` - with vLLM's words, and the running server is
+untouched (under Pulumi the new server is never registered: tests/docker/test_preflight.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pulumi
+import pytest
+from docker.types import Mount
+
+from components.docker.preflight import _checked
+from tests.docker_engine.conftest import Engine, docker_stacks, shipped_spec
+from tests.docker_engine.engine import run_preflight
+from vllm_serving.preflight.command import docker_weights_source, preflight_command
+from vllm_serving.render.docker_container import ContainerSpec
+
+pytestmark = pytest.mark.docker_engine
+URN = "urn:pulumi:v100::vllm-serving::vllm-serving:docker:Preflight$docker:index/container:Container::vllm-preflight"
+Argv = tuple[str, ...]
+
+
+def _replaced(argv: Argv, flag: str, value: str) -> Argv:
+    at = argv.index(flag)
+    return (*argv[:at + 1], value, *argv[at + 2:])
+
+
+def _without(argv: Argv, flag: str) -> Argv:
+    at = argv.index(flag)
+    return (*argv[:at], *argv[at + 2:])
+
+
+# a stack vLLM refuses, as the next `pulumi up` would bring it: (change of the argv, vLLM's words, the key)
+REFUSED: dict[str, tuple[Callable[[Argv], Argv], str, str]] = {
+    "argparse choice": (lambda a: (*a, "--kv-cache-dtype", "fp9"),
+                        "argparse: argument --kv-cache-dtype: invalid choice: 'fp9'", "engine.kvCacheDtype"),
+    "ValueError from the config": (lambda a: _replaced(a, "--max-model-len", "300000"),
+                                   "ValueError in ModelConfig: User-specified max_model_len (300000) is greater "
+                                   "than the derived max_model_len (max_position_embeddings=262144",
+                                   "engine.maxModelLen"),
+    "TypeError from the serve arguments": (lambda a: _without(a, "--tool-call-parser"),
+                                           "TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser",
+                                           "engine.toolCallParser"),
+}
+
+
+def _answers(c: ContainerSpec) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{c.host_port}/health", timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def running(engine: Engine) -> ContainerSpec:
+    """The v100 stack's server, running and answering."""
+    c = engine.adapt(shipped_spec("v100"), "v100-running")
+    engine.create(c)
+    for _ in range(100):
+        if _answers(c):
+            return c
+        time.sleep(0.3)
+    raise AssertionError("the running server never answered")
+
+
+@pytest.mark.parametrize("refusal", sorted(REFUSED))
+def test_what_vllm_refuses_stops_pulumi_up_with_its_words_and_the_server_runs_on(
+        engine: Engine, running: ContainerSpec, refusal: str) -> None:
+    change, words, key = REFUSED[refusal]
+    spec = shipped_spec("v100")
+    server = engine.client.containers.get(running.name)
+    started_at = server.attrs["State"]["StartedAt"]
+    command = preflight_command(spec, "docker", docker_weights_source(spec))
+    assert command is not None
+    nxt = dataclasses.replace(running, command=change(running.command))
+    code, output = run_preflight(engine.client, command, nxt, engine.run_id, ("engine",))
+    assert code == 1, output
+    with pytest.raises(pulumi.RunError) as stopped:
+        _checked([engine.image, float(code), output, URN])
+    message = str(stopped.value)
+    assert message.startswith("preflight failed on the Docker host (exit code 1); the running server was left as it is")
+    assert "FAIL  engine  the rules passed this; vLLM v0.19.1 says (" in message and words in message
+    fix = next(line for line in message.splitlines() if line.strip().startswith("fix: change "))
+    assert f"vllm-serving:{key}" in fix
+    assert f"pulumi up --replace '{URN}'" in message
+    server.reload()
+    assert server.status == "running" and server.attrs["State"]["StartedAt"] == started_at
+    assert tuple(server.attrs["Config"]["Cmd"]) == running.command and _answers(running)
+
+
+@pytest.mark.parametrize("stack", docker_stacks())
+def test_vllm_judges_the_servers_argv_byte_for_byte(engine: Engine, tmp_path: Path, stack: str) -> None:
+    spec = shipped_spec(stack)
+    record = tmp_path / "record"
+    record.mkdir()
+    c = engine.adapt(spec, f"{stack}-argv")
+    # the fake vLLM records what its parser was given; the variable is the server's too, so the
+    # preflight's environment stays the server's
+    c = dataclasses.replace(c, env=(*c.env, ("FAKE_VLLM_ARGV_FILE", "/record/seen.json")))
+    server = engine.create(c)
+    command = preflight_command(spec, "docker", docker_weights_source(spec))
+    assert command is not None
+    code, output = run_preflight(engine.client, command, c, engine.run_id, ("engine",),
+                                 record=Mount("/record", str(record), type="bind"))
+    assert code == 0, output
+    seen = json.loads((record / "seen.json").read_text())
+    assert seen["argv"] == server.attrs["Config"]["Cmd"] == list(spec.args)
+    assert {k: seen["env"].get(k) for k, _ in c.env} == dict(c.env)

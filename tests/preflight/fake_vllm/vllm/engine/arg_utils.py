@@ -1,0 +1,30 @@
+"""EngineArgs and AsyncEngineArgs (vllm/engine/arg_utils.py): from_cli_args, and
+create_engine_config reading the weights' config.json."""
+
+import json
+import os
+
+from vllm.config.vllm import CacheConfig, VllmConfig, attention_config, model_config
+
+
+class EngineArgs:
+    def __init__(self, **values):
+        self.values = values
+
+    @classmethod
+    def from_cli_args(cls, args):
+        return cls(**vars(args))
+
+    def create_engine_config(self, usage_context=None, headless=False):
+        v = self.values
+        with open(os.path.join(v["model"], "config.json"), encoding="utf-8") as f:
+            hf_config = json.load(f)
+        return VllmConfig(
+            model_config=model_config(v["model"], v["dtype"] or "auto", v["max_model_len"], hf_config),
+            cache_config=CacheConfig(v["kv_cache_dtype"] or "auto", v["gpu_memory_utilization"] or 0.9),
+            attention_config=attention_config(v["attention_backend"]),
+        )
+
+
+class AsyncEngineArgs(EngineArgs):
+    pass
