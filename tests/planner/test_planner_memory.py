@@ -18,6 +18,7 @@ from vllm_serving.planner.memory_budget import (
     model_shape,
     version_for_tag,
 )
+from vllm_serving.planner.weights_per_gpu import weights_per_gpu
 from vllm_serving.settings import StackSettings
 from vllm_serving.spec import resolve
 from vllm_serving.stack_files.loader import load_settings, read_stack_file
@@ -55,7 +56,9 @@ def test_the_planner_feeds_the_estimator_the_catalog_facts() -> None:
     inputs = CapacityInputs(model=model, gpu=gpu, tp=2, vllm_version=(0, 20, 2))
     estimate = estimate_available_memory(MemoryInputs(
         vllm_version="0.20.2", gpu_total_gib=79.11, gpu_name=gpu.product_label,
-        weights_gib=model.total_weights_gib / 2, model=model_shape(model, 2), tp=2))
+        weights_gib=weights_per_gpu(model, tp=2, capability=gpu.compute_capability).per_gpu_gib,
+        model=model_shape(model, 2), tp=2, compute_capability=gpu.compute_capability, sm_count=gpu.sm_count,
+        architecture=model.architecture))
     assert plan(inputs).available_kv_gib == pytest.approx(estimate.available_kv_gib)
     assert plan(inputs).gpu_total_gib == 79.11  # CUDA's total, not nvidia-smi's 79.65
 

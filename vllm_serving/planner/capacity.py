@@ -38,10 +38,12 @@ from vllm_serving.planner.memory_budget import (
     draft_weights_gib,
     estimate_cudagraphs_env,
     hybrid_kv_cache_manager,
+    language_model_only,
     model_shape,
     version_for_tag,
 )
 from vllm_serving.planner.mla_backends import mla_backend, mla_disabled_env, preferred_block_size, uses_mla
+from vllm_serving.planner.weights_per_gpu import GpuWeights, weights_per_gpu
 from vllm_serving.spec import ServingSpec
 
 GIB = 2**30
@@ -104,34 +106,37 @@ class CapacityInputs(BaseModel):
     """Image's vLLM version; unset: the project's pinned release."""
     vllm_version_source: str | None = None
     """Where the version came from, for the reader (image tag, --vllm-version, the pin)."""
+    language_model_only: bool = False
+    """`--language-model-only` (v0.17 on): a multimodal model's vision tower is not loaded."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """The server's environment: it picks the sampler (VLLM_USE_FLASHINFER_SAMPLER) and the
+    model runner (VLLM_USE_V2_MODEL_RUNNER) the profiling run uses."""
 
 
-def _weights_gib(inputs: CapacityInputs, compute: str) -> float:
-    """The whole checkpoint in memory (all GPUs together)."""
-    model = inputs.model
-    total = model.total_weights_gib
-    if model.quantization is None:
-        # Unquantized checkpoints load in the compute dtype (float32 doubles a bf16 checkpoint);
-        # --quantization fp8 halves them.
-        target = 1 if inputs.quantization == "fp8" else DTYPE_BYTES[compute]
-        total *= target / DTYPE_BYTES[model.weights_dtype]
-    return total
+def gpu_weights(inputs: CapacityInputs, compute: str) -> GpuWeights:
+    """One GPU's weights per tensor (planner/weights_per_gpu.py): sharding, 16-bit leftovers of
+    a quantized checkpoint, KV-head duplication, the rotary cache, the vision tower."""
+    return weights_per_gpu(
+        inputs.model, tp=inputs.tp, pp=inputs.pp, compute_bytes=DTYPE_BYTES[compute],
+        online_fp8=inputs.quantization == "fp8", language_model_only=inputs.language_model_only,
+        capability=inputs.gpu.compute_capability)
 
 
-def _memory(inputs: CapacityInputs, compute: str, total_weights: float) -> MemoryEstimate:
+def _memory(inputs: CapacityInputs, compute: str, weights: GpuWeights) -> MemoryEstimate:
     """vLLM's "Available KV cache memory" for these inputs, term by term."""
-    gpus = inputs.tp * inputs.pp
     version = inputs.vllm_version or PINNED_VLLM_VERSION
     return estimate_available_memory(MemoryInputs(
         vllm_version=".".join(map(str, version)), gpu_total_gib=inputs.gpu.cuda_memory_gib,
-        gpu_name=inputs.gpu.product_label, weights_gib=total_weights / gpus,
+        gpu_name=inputs.gpu.product_label, weights_gib=weights.per_gpu_gib,
         model=model_shape(inputs.model, DTYPE_BYTES[compute]),
-        draft_weights_gib=draft_weights_gib(inputs.model, total_weights, inputs.draft_attention_layers,
-                                            DTYPE_BYTES[compute], inputs.tp),
+        draft_weights_gib=draft_weights_gib(inputs.model, inputs.draft_attention_layers, DTYPE_BYTES[compute],
+                                            inputs.tp),
         gpu_memory_utilization=inputs.gpu_memory_utilization, tp=inputs.tp, pp=inputs.pp,
         max_num_batched_tokens=inputs.max_num_batched_tokens, max_num_seqs=inputs.max_num_seqs,
         enforce_eager=inputs.enforce_eager, cudagraph_mode=inputs.cudagraph_mode,
         num_speculative_tokens=inputs.num_speculative_tokens, estimate_cudagraphs=inputs.estimate_cudagraphs,
+        env=inputs.env, compute_capability=inputs.gpu.compute_capability, sm_count=inputs.gpu.sm_count,
+        architecture=inputs.model.architecture,
     ))
 
 
@@ -161,8 +166,8 @@ def plan(inputs: CapacityInputs) -> CapacityPlan:
     compute = compute_dtype(model, gpu, inputs.dtype)
     max_len = inputs.max_model_len or model.max_position_embeddings
 
-    total_weights = _weights_gib(inputs, compute)
-    memory = _memory(inputs, compute, total_weights)
+    weights = gpu_weights(inputs, compute)
+    memory = _memory(inputs, compute, weights)
     term = {t.name: t.gib for t in memory.terms}
     from_log = inputs.available_kv_gib is not None
     available = inputs.available_kv_gib if inputs.available_kv_gib is not None else memory.available_kv_gib
@@ -193,8 +198,8 @@ def plan(inputs: CapacityInputs) -> CapacityPlan:
         memory_accounting_release=memory.release + ("" if memory.exact_release else " (nearest older read)"),
         gpu_total_gib=gpu.cuda_memory_gib, max_num_batched_tokens=memory.max_num_batched_tokens,
         max_num_seqs=memory.max_num_seqs, cudagraph_mode=_graph_mode(inputs),
-        weights_gib_per_gpu=total_weights / (inputs.tp * inputs.pp),
-        draft_weights_gib_per_gpu=term["weights"] - total_weights / (inputs.tp * inputs.pp),
+        weights_gib_per_gpu=weights.per_gpu_gib,
+        draft_weights_gib_per_gpu=term["weights"] - weights.per_gpu_gib,
         budget_gib=memory.requested_gib, activation_gib=term["activation_peak"], non_torch_gib=non_torch,
         cuda_graph_gib=term["cuda_graphs"], cudagraph_estimate_gib=memory.cudagraph_estimate_gib,
         overhead_gib=term["activation_peak"] + non_torch + term["cuda_graphs"],
@@ -246,6 +251,7 @@ def spec_inputs(spec: ServingSpec) -> CapacityInputs:
         hybrid_kv_cache_manager=hybrid_kv_cache_manager(tag, engine.extra_args),
         mla_disabled=mla_disabled_env(engine.env),
         vllm_version=version, vllm_version_source=version_source,
+        language_model_only=language_model_only(tag, engine.extra_args), env=dict(engine.env),
         available_kv_gib=kv_space_gib(engine.env) if cpu else None, block_size=CPU_BLOCK_SIZE if cpu else None,
     )
 
