@@ -37,11 +37,22 @@ def test_fp8_checkpoints_keep_embeddings_and_the_head_in_16_bits() -> None:
     assert fp8.get("mlp") == pytest.approx(mlp * (1 + 4 / 128**2))
 
 
-def test_qwen3_5_fp8_keeps_every_gated_deltanet_tensor_in_16_bits() -> None:
+def test_qwen3_5_fp8_quantizes_the_deltanet_projections_not_its_small_tensors() -> None:
+    """What vLLM logged loading Qwen3.6-27B-FP8 (catalog loggedLoads) holds the projections in
+    FP8; in_proj_a/b, conv1d, A_log and dt_bias stay 16-bit, as does the vision tower."""
     bf16, fp8 = checkpoint_bytes(MODELS["Qwen3.5-27B"]), checkpoint_bytes(MODELS["Qwen3.5-27B-FP8"])
-    assert fp8.get("linear_attention_proj") == bf16.get("linear_attention_proj")
+    assert fp8.get("linear_attention_proj") == pytest.approx(bf16.get("linear_attention_proj") / 2, rel=1e-3)
+    assert fp8.get("linear_attention_small") == bf16.get("linear_attention_small") > 0
     assert fp8.get("mlp") == pytest.approx(bf16.get("mlp") / 2, rel=1e-3)
     assert fp8.get("vision") == bf16.get("vision") > 0
+
+
+def test_moe_fp8_keeps_shared_experts_and_routers_in_16_bits() -> None:
+    bf16, fp8 = checkpoint_bytes(MODELS["Qwen3.5-35B-A3B"]), checkpoint_bytes(
+        MODELS["Qwen3.5-35B-A3B"].model_copy(update={"quantization": "fp8"}))
+    assert fp8.get("shared_expert") == bf16.get("shared_expert") > 0
+    assert fp8.get("router") == bf16.get("router") > 0
+    assert fp8.get("experts") == pytest.approx(bf16.get("experts") / 2, rel=1e-3)
 
 
 def test_four_bit_methods_pack_eight_values_into_an_int32_with_scales_and_zeros() -> None:

@@ -149,7 +149,8 @@ def test_a_tag_resolves_to_the_release_whose_accounting_was_read() -> None:
     assert resolve_release("v0.19.1-cu130")[0].version == (0, 19, 1)
     assert resolve_release("v0.19.1-cu130")[1]
     release, exact = resolve_release("0.22.0")
-    assert release.version == (0, 21, 0) and not exact  # 0.22.1 was read, 0.22.0 was not
+    assert release.version == (0, 22, 1) and not exact  # 0.22.1 was read, 0.22.0 was not: same minor
+    assert resolve_release("0.26.1rc1.dev156")[0].version == (0, 26, 0)
     assert resolve_release("latest")[0].version == (0, 34, 0)
     with pytest.raises(ValueError, match="vllm-serving:image.tag"):
         resolve_release("v0.9.2")

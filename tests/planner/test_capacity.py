@@ -130,7 +130,8 @@ def test_as_dict_keys_and_rounding() -> None:
                 "kv_cache_tokens", "max_concurrency", "budget_gib", "overhead_gib",
                 "linear_state_bytes_per_seq_per_gpu", "max_model_len", "fits_one_request"):
         assert key in data
-    assert all(round(v, 2) == v for v in data.values() if isinstance(v, float))
+    assert all(round(v, 2) == v for k, v in data.items() if isinstance(v, float) and k != "judged_error")
+    assert round(data["judged_error"], 4) == data["judged_error"] > 0  # a fraction: four places
     assert data == plan_capacity(spec_of(v100)).as_dict()  # deterministic
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from vllm_serving.catalog.gpus import GPUS
-from vllm_serving.catalog.models import CATALOG, MODELS
+from vllm_serving.catalog.models import CATALOG, MODELS, LoggedLoad
 from vllm_serving.planner.weights_per_gpu import weights_per_gpu
 
 LOADS = [(name, load) for name, entry in CATALOG.items() for load in entry.logged_loads]
@@ -17,9 +17,10 @@ def test_catalog_weights_match_each_logged_load(name: str, load: object) -> None
     """Within 2% of every public start-up that logged the model's load (the catalog's Qwen3.5-27B
     figure was 9 GiB above it when taken from a recipe's checkpoint size)."""
     entry = CATALOG[name]
-    found = weights_per_gpu(entry.architecture_facts(), tp=load.tp,  # type: ignore[attr-defined]
-                            capability=GPUS[load.gpu].compute_capability).per_gpu_gib  # type: ignore[attr-defined]
-    assert found == pytest.approx(load.gib_per_gpu, rel=0.02)  # type: ignore[attr-defined]
+    assert isinstance(load, LoggedLoad)
+    found = weights_per_gpu(entry.architecture_facts(), tp=load.tp, language_model_only=load.language_model_only,
+                            capability=GPUS[load.gpu].compute_capability).per_gpu_gib
+    assert found == pytest.approx(load.gib_per_gpu, rel=0.02)
 
 
 def test_qwen3_awq_on_a_t4_loads_what_vllm_logged() -> None:
@@ -35,7 +36,7 @@ def test_kv_heads_are_duplicated_once_tp_exceeds_them() -> None:
     model = MODELS["Qwen3.5-27B"]
     four, eight = (weights_per_gpu(model, tp=tp).per_gpu_gib for tp in (4, 8))
     kv = 16 * 2 * 5120 * 4 * 256 * 2 / 2**30  # 16 attention layers' K and V projections, bf16
-    rotary = 262144 * 64 * 2 / 2**30  # one cos/sin cache on every GPU
+    rotary = 4 * 262144 * 64 * 2 / 2**30  # one M-RoPE cos/sin cache (4x the positions) on every GPU
     assert eight == pytest.approx((four - kv / 4 - rotary) / 2 + kv / 4 + rotary, rel=1e-3)
 
 

@@ -64,7 +64,7 @@ def test_additions_and_shape() -> None:
     service = doc["services"]["vllm"]
     assert service["container_name"] == "vllm" and service["ipc"] == "private"
     assert service["healthcheck"]["test"][:2] == ["CMD", "curl"]
-    assert service["healthcheck"]["start_period"] == "14m0s"
+    assert service["healthcheck"]["start_period"] == "13m0s"
     assert service["logging"] == {"driver": "json-file", "options": {"max-file": "3", "max-size": "100m"}}
     assert doc["volumes"] == {"vllm-cache": {"name": "vllm-cache"}}
 

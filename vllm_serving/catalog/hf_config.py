@@ -195,6 +195,11 @@ def vision_params(top: Mapping[str, Any], text_hidden: int) -> float:
     return (depth * block + embed + positions * hidden + projector) / 1e9
 
 
+def _mrope(text: Mapping[str, Any]) -> bool:
+    rope = text.get("rope_parameters") or text.get("rope_scaling") or {}
+    return isinstance(rope, Mapping) and "mrope_section" in rope
+
+
 def _rotary_factor(text: Mapping[str, Any]) -> float:
     rope = text.get("rope_parameters") or text.get("rope_scaling") or {}
     nested = rope.get("partial_rotary_factor") if isinstance(rope, Mapping) else None
@@ -267,6 +272,7 @@ def parse_hf_config(config: Mapping[str, Any], source: str = "config.json") -> M
             tie_word_embeddings=tied,
             attention_output_gate=bool(text.get("attn_output_gate")),
             partial_rotary_factor=_rotary_factor(text),
+            multimodal_rope=_mrope(text),
             vision_params_billion=round(vision_params(top, hidden), 3),
         )
     except KeyError as exc:

@@ -156,6 +156,9 @@ class ModelArchitecture(_Facts):
     partial_rotary_factor: float = Field(default=1.0, gt=0, le=1)
     """Share of each head that is rotated (`partial_rotary_factor`): the width of vLLM's rotary
     cos/sin cache, which loads with the weights."""
+    multimodal_rope: bool = False
+    """M-RoPE (`mrope_section` in the rope parameters, Qwen-VL and Qwen3.5/3.6): vLLM's
+    MRotaryEmbedding caches four times max_position_embeddings positions (for video)."""
     vision_params_billion: float = Field(default=0.0, ge=0)
     """Parameters of the vision tower and its projector (0: none), loaded unless vLLM runs the
     language model only (`--language-model-only`)."""
@@ -200,6 +203,8 @@ class LoggedLoad(_Facts):
     vllm: str
     gpu: str
     source: str = Field(pattern=r"^https://")
+    language_model_only: bool = False
+    """Started with `--language-model-only`: the vision tower was not loaded."""
     note: str | None = None
 
 

@@ -21,7 +21,7 @@ from vllm_serving.planner.cudagraph_memory import CudagraphMode as CudagraphMode
 from vllm_serving.planner.cudagraph_memory import capture_sizes as capture_sizes
 from vllm_serving.planner.cudagraph_memory import cudagraph_bytes
 from vllm_serving.planner.model_shape import ModelShape as ModelShape
-from vllm_serving.planner.model_shape import forward_bytes
+from vllm_serving.planner.model_shape import forward_bytes, moe_workspace_per_token
 from vllm_serving.planner.release_accounting import ReleaseAccounting, UsageContext, load_accounting
 from vllm_serving.planner.release_accounting import batch_defaults as release_batch_defaults
 from vllm_serving.planner.release_accounting import parse_version as parse_version
@@ -72,6 +72,9 @@ class MemoryInputs:
     """Streaming multiprocessors: the Triton sampler keeps a buffer row per SM."""
     architecture: str | None = None
     """The Hugging Face architecture class: some releases run the v2 model runner for a few."""
+    compile_cache_warm: bool = False
+    """torch.compile's cache already holds this model's graphs (a restart with the cache volume
+    kept); False: a first start, whose cold compile raises the forward pass's peak."""
 
 
 @dataclass(frozen=True)
@@ -112,16 +115,23 @@ def resolve_sampler(release: ReleaseAccounting, inputs: MemoryInputs, rows: int)
                           capability=inputs.compute_capability, architecture=inputs.architecture)
 
 
-def _activation_bytes(inputs: MemoryInputs, sampler: Sampler, tokens: int, seqs: int) -> int:
+def _activation_bytes(release: ReleaseAccounting, inputs: MemoryInputs, sampler: Sampler, tokens: int,
+                      seqs: int) -> int:
     """Peak of the profiling run: the larger of one layer's forward buffers over all batched
     tokens and the sampler's logits over min(max_num_seqs, tokens) rows (the hidden states of
-    every batched token stay alive)."""
+    every batched token stay alive); where the release keeps the MoE workspaces in its
+    workspace manager (v0.13 on), they are still allocated while the sampler runs."""
     shape = inputs.model
     rows = min(seqs, tokens)
     sampler_bytes = sampler_peak_bytes(sampler, rows=rows, vocab=shape.vocab_size, sm_count=inputs.sm_count,
                                        speculative=inputs.num_speculative_tokens > 0)
     sampler_bytes += tokens * shape.hidden_size * shape.dtype_bytes
-    return max(forward_bytes(shape, tokens, inputs.tp), sampler_bytes)
+    if release.raw["moe_workspace_persistent"]:
+        sampler_bytes += int(tokens * moe_workspace_per_token(shape, inputs.tp) * shape.dtype_bytes)
+    forward = forward_bytes(shape, tokens, inputs.tp)
+    if cudagraph_mode(inputs) != "none" and not inputs.compile_cache_warm:
+        forward *= 1 + int(load_accounting().model["cold_compile_copies"])
+    return max(forward, sampler_bytes)
 
 
 def cudagraph_mode(inputs: MemoryInputs) -> CudagraphMode:
@@ -150,9 +160,9 @@ def _cudagraph_term(release: ReleaseAccounting, inputs: MemoryInputs, estimate: 
     return Term("cuda_graphs", estimate / GIB if subtracted else 0.0, source)
 
 
-def _linear_attention_terms(shape: ModelShape) -> tuple[Term, ...]:
-    """Hybrid models' Gated DeltaNet (FLA/Triton) workspaces, outside torch's allocator."""
-    if not shape.linear_attention_layers:
+def _linear_attention_terms(inputs: MemoryInputs) -> tuple[Term, ...]:
+    """Hybrid models started compiled: the Gated DeltaNet overhead observed in their logs."""
+    if not inputs.model.linear_attention_layers or cudagraph_mode(inputs) == "none":
         return ()
     model = load_accounting().model
     return (Term("linear_attention_kernels", float(model["linear_attention_non_torch_gib"]),
@@ -172,12 +182,12 @@ def estimate_available_memory(inputs: MemoryInputs) -> MemoryEstimate:
                              max_capture_size=inputs.max_cudagraph_capture_size)
     terms = (
         Term("weights", inputs.weights_gib + inputs.draft_weights_gib, release.text("weights_source")),
-        Term("activation_peak", _activation_bytes(inputs, sampler.sampler, tokens, seqs) / GIB,
+        Term("activation_peak", _activation_bytes(release, inputs, sampler.sampler, tokens, seqs) / GIB,
              f"{release.text('activation_source')}; sampler {sampler.sampler}: {sampler.why}"
              + (f"; {model['moe_workspace_source']}" if inputs.model.experts_per_token else "")),
         Term("non_torch", non_torch, f"{release.text('nccl_init_counted_source')}; {model['nccl_tp_derivation']}"),
         _cudagraph_term(release, inputs, graphs),
-        *_linear_attention_terms(inputs.model),
+        *_linear_attention_terms(inputs),
     )
     requested = _requested_bytes(release, inputs) / GIB
     return MemoryEstimate(

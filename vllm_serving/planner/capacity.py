@@ -31,6 +31,7 @@ from vllm_serving.planner.capacity_plan import MemoryTerm
 from vllm_serving.planner.compute_dtype import DTYPE_BYTES, kv_dtype_bytes
 from vllm_serving.planner.compute_dtype import compute_dtype as compute_dtype  # re-exported for the rules
 from vllm_serving.planner.cpu_kv_space import CPU_BLOCK_SIZE, kv_space_gib
+from vllm_serving.planner.error_band import band_for
 from vllm_serving.planner.kv_sizing import KvLayout, default_prefix_caching, kv_layout, linear_state_bytes
 from vllm_serving.planner.memory_budget import PINNED_VLLM_VERSION as PINNED_VLLM_VERSION
 from vllm_serving.planner.memory_budget import (
@@ -182,6 +183,14 @@ def plan(inputs: CapacityInputs) -> CapacityPlan:
     num_blocks = layout.num_blocks(avail_bytes)
     concurrency = layout.max_concurrency(num_blocks)
     by_memory = layout.longest_request(num_blocks, limit=model.max_position_embeddings)
+    # an estimate is judged where the release's logs say it may be off; a given figure is exact
+    band = band_for(memory.release)
+    judged = 0.0 if from_log or not gpu.cuda_memory_gib else band.judged_optimistic
+    worst = available / (1 + judged) if available > 0 else available
+    worst_blocks = layout.num_blocks(max(0, int(worst * GIB)))
+    worst_concurrency = layout.max_concurrency(worst_blocks)
+    worst_fits = min(layout.longest_request(worst_blocks, limit=model.max_position_embeddings),
+                     model.max_position_embeddings)
     non_torch = term["non_torch"] + term.get("linear_attention_kernels", 0.0)
     version = inputs.vllm_version or PINNED_VLLM_VERSION
     return CapacityPlan(
@@ -209,13 +218,16 @@ def plan(inputs: CapacityInputs) -> CapacityPlan:
         page_size_bytes=layout.page_size_bytes, num_gpu_blocks=num_blocks,
         blocks_per_request=layout.blocks_per_request(max_len),
         kv_cache_tokens=num_blocks * layout.group_size // layout.attention_layers * layout.block_size,
-        vllm_logged_kv_tokens=_logged_tokens(memory.release, layout, num_blocks, concurrency, max_len),
+        vllm_logged_kv_tokens=vllm_logged_tokens(memory.release, layout, num_blocks, concurrency, max_len),
         sliding_window=layout.sliding_window,
         max_concurrency=concurrency,
         max_model_len_that_fits=min(by_memory, model.max_position_embeddings),
         longest_context_by_memory=by_memory,
         context_limited_by="memory" if by_memory < model.max_position_embeddings else "model",
         weights_fit=from_log or memory.available_kv_gib > 0, fits_one_request=concurrency >= 1,
+        judged_error=judged, error_band=band.words() if judged else "", pessimistic_available_kv_gib=worst,
+        pessimistic_max_concurrency=worst_concurrency, pessimistic_max_model_len_that_fits=worst_fits,
+        fits_pessimistic=worst_concurrency >= 1,
         memory_terms=tuple(MemoryTerm(name=t.name, gib=t.gib, source=t.source) for t in memory.terms),
     )
 
@@ -260,7 +272,7 @@ def plan_capacity(spec: ServingSpec) -> CapacityPlan:
     return plan(spec_inputs(spec))
 
 
-def _logged_tokens(release: str, layout: KvLayout, num_blocks: int, concurrency: float, max_len: int) -> int:
+def vllm_logged_tokens(release: str, layout: KvLayout, num_blocks: int, concurrency: float, max_len: int) -> int:
     """vLLM's "GPU KV cache size: N tokens", as the release computes it (memory_accounting.json
     `logged_kv_tokens`): blocks per group up to v0.20.0, concurrency x max-model-len from v0.20.2."""
     rule = resolve_release(release)[0].raw.get("logged_kv_tokens", "blocks_per_group")

@@ -87,12 +87,18 @@ def load_accounting() -> Accounting:
 
 
 def resolve_release(vllm_version: str) -> tuple[ReleaseAccounting, bool]:
-    """The newest read release not newer than `vllm_version` (moving tags: the newest), and
-    whether it is that release itself."""
+    """The read release of the same minor version (the latest patch of every minor was read:
+    patches keep the accounting but for the differences listed per entry), else the newest read
+    release before it (moving tags: the newest); and whether it is that release itself."""
     releases = load_accounting().releases
     wanted = parse_version(vllm_version)
     if wanted is None:
         return releases[-1], False
+    same_minor = [release for release in releases if release.version[:2] == wanted[:2]]
+    if same_minor:
+        at_or_below = [release for release in same_minor if release.version <= wanted]
+        chosen = at_or_below[-1] if at_or_below else same_minor[0]
+        return chosen, chosen.version == wanted
     older = [release for release in releases if release.version <= wanted]
     if not older:
         oldest = releases[0].name

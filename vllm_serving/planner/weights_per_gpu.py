@@ -10,7 +10,8 @@ Each tensor kind is split as vLLM's layers split it (model_executor/layers/):
   "weights", the default) split by TP; `ReplicatedLinear` (routers, MLA's latent projections)
   and norms whole on every rank;
 - the rotary embedding's cos/sin cache (rotary_embedding/base.py `cos_sin_cache`, one per
-  configuration): max_position_embeddings x rotary dim in the compute dtype;
+  configuration): max_position_embeddings x rotary dim in the compute dtype, four times the
+  positions for M-RoPE (rotary_embedding/mrope.py `cache_max_position_num`);
 - a 16-bit checkpoint loads in the compute dtype (float32 doubles it); `--quantization fp8` on a
   16-bit checkpoint stores the projections in one byte (fp8.py, online); the vision tower is not
   loaded with `--language-model-only` (config/multimodal.py, v0.13 on).
@@ -27,6 +28,7 @@ from vllm_serving.catalog.models import ModelArchitecture
 
 GIB = 2**30
 VOCAB_PADDING = 64  # vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE
+MROPE_POSITIONS = 4  # rotary_embedding/mrope.py: max_position_embeddings * 4, for video inputs
 SPLIT_BY_TP: tuple[TensorKind, ...] = ("attention_qo", "mlp", "experts", "shared_expert", "linear_attention_proj",
                                        "linear_attention_small")
 WHOLE_ON_EVERY_RANK: tuple[TensorKind, ...] = ("attention_replicated", "router", "norm")
@@ -96,7 +98,8 @@ def weights_per_gpu(model: ModelArchitecture, *, tp: int = 1, pp: int = 1, compu
     embedding = size("embedding") * vocab_share
     head = size("lm_head") * vocab_share
     vision = 0.0 if language_model_only else size("vision") / tp
-    rotary = model.max_position_embeddings * model.head_dim * model.partial_rotary_factor * compute_bytes
+    positions = model.max_position_embeddings * (MROPE_POSITIONS if model.multimodal_rope else 1)
+    rotary = positions * model.head_dim * model.partial_rotary_factor * compute_bytes
     if model.mla is not None:
         rotary = model.max_position_embeddings * model.mla.qk_rope_head_dim * compute_bytes
     if pp == 1:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from vllm_serving.settings.base import Section
+from vllm_serving.settings.capacity import CapacitySettings
 from vllm_serving.settings.container import ContainerSettings, NetworkSettings
 from vllm_serving.settings.engine import EngineSettings
 from vllm_serving.settings.hardware import HardwareSettings
@@ -47,6 +48,8 @@ class StackSettings(Section):
     """The checks run with the new image before it replaces the server."""
     observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
     """Metrics scraping, alerts and the Grafana dashboard."""
+    capacity: CapacitySettings = Field(default_factory=CapacitySettings)
+    """What the KV cache must hold (capacity.minConcurrency), checked at preview and by smoke."""
     secrets_set: frozenset[str] = frozenset()
     """Names of the secret keys present in the stack (values stay with Pulumi)."""
 
