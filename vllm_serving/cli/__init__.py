@@ -11,7 +11,7 @@ from pathlib import Path
 from vllm_serving.findings import ConfigError
 
 # Each subcommand lives in its own module with `register(subparsers)`.
-COMMANDS = ("init", "plan", "check", "capacity", "render", "catalogs", "diff", "affected", "smoke")
+COMMANDS = ("init", "plan", "check", "capacity", "render", "catalogs", "diff", "affected", "smoke", "calibrate")
 DISTRIBUTION = "vllm-serving"
 """The project's name in pyproject.toml: `--version` reads its installed metadata."""
 
