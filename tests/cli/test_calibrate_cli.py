@@ -18,20 +18,22 @@ from vllm_serving.cli import main
 from vllm_serving.planner.available_memory import estimate_available_memory
 from vllm_serving.planner.startup_case import case_inputs
 
-RAMROW = FIXTURES / "startup_logs" / "ramrow-qwen35-27b-h100-tp4.yaml"
+LOG = FIXTURES / "startup_logs" / "llmd-qwen3-8b-h100.yaml"
 
 
 def _project(tmp_path: Path) -> Path:
-    """A stack as the ramrow log ran: Qwen3.5-27B on four H100s, v0.19.0, 262,144 tokens."""
+    """A stack as the llm-d campaign's Qwen3-8B start ran: one H100, v0.19.0, util 0.95, 8,192
+    tokens, 1,024 sequences (its log prints vLLM's DEBUG breakdown)."""
     shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
     doc: dict[str, Any] = yaml.safe_load((ROOT / "Pulumi.v100.yaml").read_text())
     config = doc["config"]
-    config["vllm-serving:hardware"] = {"gpu": "H100-80GB", "count": 4}
+    config["vllm-serving:hardware"] = {"gpu": "H100-80GB", "count": 1}
     config["vllm-serving:image"]["tag"] = "v0.19.0"
-    config["vllm-serving:engine"] = {"tensorParallelSize": 4, "maxModelLen": 262144, "maxNumBatchedTokens": 8192,
-                                     "reasoningParser": "qwen3"}
+    config["vllm-serving:model"]["name"] = "Qwen3-8B"
+    config["vllm-serving:engine"] = {"gpuMemoryUtilization": 0.95, "maxModelLen": 8192, "maxNumSeqs": 1024,
+                                     "maxNumBatchedTokens": 8192}
     (tmp_path / "Pulumi.h100.yaml").write_text(yaml.safe_dump(doc))
-    (tmp_path / "vllm.log").write_text(yaml.safe_load(RAMROW.read_text())["log_lines"])
+    (tmp_path / "vllm.log").write_text(yaml.safe_load(LOG.read_text())["log_lines"])
     return tmp_path
 
 
@@ -43,11 +45,11 @@ def test_each_term_is_set_beside_the_log(tmp_path: Path, capsys: pytest.CaptureF
     project = _project(tmp_path)
     assert _run(project, str(project / "vllm.log"), "--json") == 0  # within the judged band
     rows = {row["term"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
-    assert rows["weights"]["logged"] == 13.01 and rows["weights"]["plan"] == pytest.approx(13.01, rel=0.02)
-    assert rows["available KV"]["logged"] == 52.15 and abs(rows["available KV"]["error"]) < 0.03
-    assert rows["CUDA graphs (estimate)"]["logged"] == 1.59
-    assert rows["KV tokens"]["logged"] == 853_776 and rows["concurrency"]["logged"] == 12.9
-    assert rows["activation peak"]["logged"] is None  # v0.19 prints its breakdown at DEBUG only
+    assert rows["weights"]["logged"] == 15.27 and rows["weights"]["plan"] == pytest.approx(15.27, rel=0.01)
+    assert rows["available KV"]["logged"] == 57.5 and abs(rows["available KV"]["error"]) < 0.01
+    assert rows["activation peak"]["logged"] == 2.21 and rows["non-torch"]["logged"] == 0.25  # the DEBUG lines
+    assert rows["CUDA graphs (estimate)"]["logged"] == 0.84 and rows["CUDA graphs (captured)"]["logged"] == 0.96
+    assert rows["KV tokens"]["logged"] == 418_688 and rows["concurrency"]["logged"] == 51.11
 
 
 def test_the_log_may_come_from_standard_input(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -67,7 +69,7 @@ def test_the_written_case_is_a_corpus_case(tmp_path: Path, capsys: pytest.Captur
                 "--source-url", "https://example.org/vllm.log") == 0
     case = yaml.safe_load(case_file.read_text()) | {"file": case_file.name}
     corpus.test_case_states_its_source_and_the_lines_used(case)  # what every corpus case must state
-    assert case["vllm_version"] == "0.19.0" and case["engine"]["tp"] == 4
+    assert case["vllm_version"] == "0.19.0" and case["engine"]["max_num_seqs"] == 1024
     logged = case["logged"]["available_kv_gib"]
     assert estimate_available_memory(case_inputs(case)).available_kv_gib == pytest.approx(logged, rel=0.03)
 

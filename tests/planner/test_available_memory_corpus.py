@@ -29,6 +29,8 @@ from vllm_serving.planner.startup_case import case_inputs
 CORPUS = FIXTURES / "startup_logs"
 MAX_ERROR = 0.03
 MAX_MEDIAN_ERROR = 0.015
+MAX_OPTIMISTIC_ERROR = 0.02
+"""Estimating more KV memory than vLLM finds is the dangerous side: held to 2%."""
 MAX_KV_SIZING_ERROR = 0.02
 def load_cases() -> list[dict[str, Any]]:
     return [yaml.safe_load(path.read_text()) | {"file": path.name} for path in sorted(CORPUS.glob("*.yaml"))]
@@ -140,6 +142,13 @@ def test_median_in_scope_error_is_within_one_and_a_half_percent(
     assert median <= MAX_MEDIAN_ERROR, f"median error {median:.2%}:\n{error_table(rows)}"
 
 
+def test_no_in_scope_case_is_optimistic_by_more_than_two_percent(
+    rows: list[tuple[dict[str, Any], MemoryEstimate, float]],
+) -> None:
+    optimistic = [case["id"] for case, _, error in rows if case["scope"] == "in" and error > MAX_OPTIMISTIC_ERROR]
+    assert not optimistic, f"{optimistic} promise more than vLLM found:\n{error_table(rows)}"
+
+
 def test_each_case_uses_the_accounting_of_its_own_release(
     rows: list[tuple[dict[str, Any], MemoryEstimate, float]],
 ) -> None:
@@ -168,8 +177,8 @@ def test_kv_sizing_gives_the_logged_tokens_and_concurrency_from_the_logged_memor
 def test_corpus_spans_releases_parallelism_and_model_kinds() -> None:
     cases = load_cases()
     gating = [case for case in cases if case["scope"] == "in"]
-    assert len(cases) >= 24
-    assert len({case["vllm_version"] for case in gating}) >= 6
+    assert len(gating) >= 45, "at least 45 public logs gate"
+    assert len({".".join(str(case["vllm_version"]).split(".")[:2]) for case in gating}) >= 8, "over 8 releases"
     assert any(str(case["vllm_version"]).startswith("0.20") for case in gating), "a v0.20 release gates"
     assert any(case["engine"]["tp"] > 1 for case in gating), "tensor parallelism gates"
     assert any(case["engine"]["enforce_eager"] for case in gating), "an eager start gates"

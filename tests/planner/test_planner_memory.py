@@ -130,10 +130,13 @@ def test_mtp_loads_its_draft_layer_beside_the_weights() -> None:
     assert _term(with_mtp, "weights") == pytest.approx(both)
 
 
-def test_hybrid_models_carry_the_linear_attention_term() -> None:
-    result = _plan("v100")
-    assert _term(result, "linear_attention_kernels") == 2.0
-    assert result.non_torch_gib == pytest.approx(_term(result, "non_torch") + 2.0)
+def test_graph_profiling_inside_the_memory_profile_counts_as_non_torch() -> None:
+    """v0.18-v0.26 profile CUDA graphs inside memory_profiling: with TP the captured all-reduce
+    leaves about 2 GiB outside torch (the v0.19.0 H100 breakdowns: 2.06-2.21 GiB); eager starts
+    capture nothing, and v0.27 profiles the graphs outside the block."""
+    compiled, eager = _plan("v100"), _plan("v100", extra_args=["--enforce-eager"])
+    assert compiled.non_torch_gib == pytest.approx(eager.non_torch_gib + 1.95)
+    assert "linear_attention_kernels" not in {t.name for t in compiled.memory_terms}
 
 
 def test_a_gpu_without_a_measured_total_derives_it() -> None:

@@ -55,7 +55,7 @@ def test_the_answer_shows_the_error_band_and_the_pessimistic_figures(capsys: pyt
     lines = out.splitlines()
     assert code == 0
     assert "at least" in lines[3] and "at worst" in lines[4]
-    assert lines[5].startswith("  Error band:") and "judged at +" in lines[5]
+    assert lines[5].startswith("  Error band:") and " over " in lines[5] and " logs" in lines[5]
 
 
 def test_plan_leads_with_the_capacity_answer_and_keeps_raw_fields_for_json(

@@ -1,7 +1,7 @@
-"""Write vllm_serving/planner/error_band.json from the start-up log corpus.
+"""Write vllm_serving/planner/error_band.json from the start-up log corpus, and the README's table.
 
 Run after a change to the estimate or the corpus: `uv run --frozen python tools/error_band/write.py`.
-tests/planner/test_error_band.py fails until the shipped band matches the corpus.
+tests/planner/test_error_band.py and test_readme_evidence.py fail until both match the corpus.
 """
 
 from __future__ import annotations
@@ -17,6 +17,18 @@ from tests.planner.test_available_memory_corpus import predicted_rows  # noqa: E
 from vllm_serving.planner.error_band import compute_bands  # noqa: E402
 
 OUT = ROOT / "vllm_serving" / "planner" / "error_band.json"
+README = ROOT / "README.md"
+TABLE_HEAD = "| vLLM release | logs | band | median |\n|---|---|---|---|\n"
+
+
+def _row(name: str, band: dict[str, float]) -> str:
+    return (f"| {name} | {band['cases']:.0f} | {band['most_pessimistic'] * 100:+.2f}% to "
+            f"{band['most_optimistic'] * 100:+.2f}% | {band['median_abs'] * 100:.2f}% |")
+
+
+def readme_table(bands: dict[str, dict[str, float]]) -> str:
+    releases = sorted((name for name in bands if name != "all"), key=lambda v: tuple(map(int, v.split("."))))
+    return "\n".join([*(_row(f"v{name}", bands[name]) for name in releases), _row("all", bands["all"])])
 
 
 def main() -> None:
@@ -25,7 +37,11 @@ def main() -> None:
                      "release and for all; written by tools/error_band/write.py",
            "bands": compute_bands(errors)}
     OUT.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {OUT.relative_to(ROOT)}: {len(errors)} cases")
+    text = README.read_text()
+    start = text.index(TABLE_HEAD) + len(TABLE_HEAD)
+    end = text.index("\n\n", start)
+    README.write_text(text[:start] + readme_table(doc["bands"]) + text[end:])
+    print(f"wrote {OUT.relative_to(ROOT)} and the README's table: {len(errors)} cases")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,14 @@ from vllm_serving.planner.release_accounting import ReleaseAccounting, UsageCont
 from vllm_serving.planner.release_accounting import batch_defaults as release_batch_defaults
 from vllm_serving.planner.release_accounting import parse_version as parse_version
 from vllm_serving.planner.release_accounting import resolve_release as resolve_release
-from vllm_serving.planner.sampler_peak import Sampler, SamplerChoice, sampler_choice, sampler_peak_bytes
+from vllm_serving.planner.sampler_peak import (
+    ModelKind,
+    Sampler,
+    SamplerChoice,
+    sampler_choice,
+    sampler_peak_bytes,
+    uses_v2_runner,
+)
 from vllm_serving.planner.sampler_peak import sampler_bytes_per_logit as sampler_bytes_per_logit
 
 GIB = 2**30
@@ -72,9 +79,11 @@ class MemoryInputs:
     """Streaming multiprocessors: the Triton sampler keeps a buffer row per SM."""
     architecture: str | None = None
     """The Hugging Face architecture class: some releases run the v2 model runner for a few."""
+    quantized: bool = False
+    """Quantized weights (v0.22-v0.23 keep those on the v1 model runner)."""
     compile_cache_warm: bool = False
-    """torch.compile's cache already holds this model's graphs (a restart with the cache volume
-    kept); False: a first start, whose cold compile raises the forward pass's peak."""
+    """torch.compile's cache already holds this model's kernels (a restart with the cache kept);
+    False: a first start, which autotunes kernels inside the profile run's forward pass."""
 
 
 @dataclass(frozen=True)
@@ -108,11 +117,16 @@ def batch_defaults(release: ReleaseAccounting, inputs: MemoryInputs) -> tuple[in
         max_num_batched_tokens=inputs.max_num_batched_tokens, max_num_seqs=inputs.max_num_seqs)
 
 
+def model_kind(inputs: MemoryInputs) -> ModelKind:
+    return ModelKind(inputs.architecture, moe=inputs.model.experts_per_token > 0,
+                     hybrid=inputs.model.linear_attention_layers > 0, quantized=inputs.quantized)
+
+
 def resolve_sampler(release: ReleaseAccounting, inputs: MemoryInputs, rows: int) -> SamplerChoice:
     if inputs.sampler is not None:
         return SamplerChoice(inputs.sampler, "given")
     return sampler_choice(release, rows=rows, env=inputs.env, flashinfer_installed=inputs.flashinfer_installed,
-                          capability=inputs.compute_capability, architecture=inputs.architecture)
+                          capability=inputs.compute_capability, kind=model_kind(inputs))
 
 
 def _activation_bytes(release: ReleaseAccounting, inputs: MemoryInputs, sampler: Sampler, tokens: int,
@@ -129,8 +143,12 @@ def _activation_bytes(release: ReleaseAccounting, inputs: MemoryInputs, sampler:
     if release.raw["moe_workspace_persistent"]:
         sampler_bytes += int(tokens * moe_workspace_per_token(shape, inputs.tp) * shape.dtype_bytes)
     forward = forward_bytes(shape, tokens, inputs.tp)
-    if cudagraph_mode(inputs) != "none" and not inputs.compile_cache_warm:
-        forward *= 1 + int(load_accounting().model["cold_compile_copies"])
+    model = load_accounting().model
+    if cudagraph_mode(inputs) == "none":  # eager: the MLP's Python locals decide what is alive
+        if inputs.architecture in model["eager_mlp_keeps_gate_up"]:
+            forward += tokens * shape.hidden_size * shape.dtype_bytes
+    elif not inputs.compile_cache_warm:
+        forward += int(model["cold_compile_benchmark_bytes"])
     return max(forward, sampler_bytes)
 
 
@@ -160,13 +178,16 @@ def _cudagraph_term(release: ReleaseAccounting, inputs: MemoryInputs, estimate: 
     return Term("cuda_graphs", estimate / GIB if subtracted else 0.0, source)
 
 
-def _linear_attention_terms(inputs: MemoryInputs) -> tuple[Term, ...]:
-    """Hybrid models started compiled: the Gated DeltaNet overhead observed in their logs."""
-    if not inputs.model.linear_attention_layers or cudagraph_mode(inputs) == "none":
-        return ()
+def _non_torch_gib(release: ReleaseAccounting, inputs: MemoryInputs) -> float:
+    """CUDA module loading and library handles (0.06 GiB), NCCL with TP or PP (0.12 more); where
+    the release profiles CUDA graphs inside memory_profiling (v0.18-v0.26), what the captures
+    leave outside torch's allocator (memory_accounting.json `model.graph_profiling_non_torch_gib`)."""
     model = load_accounting().model
-    return (Term("linear_attention_kernels", float(model["linear_attention_non_torch_gib"]),
-                 str(model["linear_attention_source"])),)
+    gib = float(model["non_torch_base_gib"]) + (float(model["nccl_tp_gib"]) if inputs.tp * inputs.pp > 1 else 0.0)
+    if release.raw["graph_profiling_in_memory_profiling"] and cudagraph_mode(inputs) != "none":
+        residue = model["graph_profiling_non_torch_gib"]
+        gib += float(residue["tensor_parallel" if inputs.tp > 1 else "single_gpu"])
+    return gib
 
 
 def estimate_available_memory(inputs: MemoryInputs) -> MemoryEstimate:
@@ -175,10 +196,10 @@ def estimate_available_memory(inputs: MemoryInputs) -> MemoryEstimate:
     model = load_accounting().model
     tokens, seqs = batch_defaults(release, inputs)
     sampler = resolve_sampler(release, inputs, min(seqs, tokens))
-    multi_gpu = inputs.tp * inputs.pp > 1
-    non_torch = float(model["non_torch_base_gib"]) + (float(model["nccl_tp_gib"]) if multi_gpu else 0.0)
-    graphs = cudagraph_bytes(inputs.model, cudagraph_mode(inputs), tokens=tokens, seqs=seqs, tp=inputs.tp,
-                             pp=inputs.pp, speculative_tokens=inputs.num_speculative_tokens,
+    non_torch = _non_torch_gib(release, inputs)
+    runner = "v2" if uses_v2_runner(release, model_kind(inputs), inputs.env) else "v1"
+    graphs = cudagraph_bytes(inputs.model, cudagraph_mode(inputs), tokens=tokens, seqs=seqs, pp=inputs.pp,
+                             runner=runner, speculative_tokens=inputs.num_speculative_tokens,
                              max_capture_size=inputs.max_cudagraph_capture_size)
     terms = (
         Term("weights", inputs.weights_gib + inputs.draft_weights_gib, release.text("weights_source")),
@@ -187,7 +208,6 @@ def estimate_available_memory(inputs: MemoryInputs) -> MemoryEstimate:
              + (f"; {model['moe_workspace_source']}" if inputs.model.experts_per_token else "")),
         Term("non_torch", non_torch, f"{release.text('nccl_init_counted_source')}; {model['nccl_tp_derivation']}"),
         _cudagraph_term(release, inputs, graphs),
-        *_linear_attention_terms(inputs),
     )
     requested = _requested_bytes(release, inputs) / GIB
     return MemoryEstimate(

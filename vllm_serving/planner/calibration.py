@@ -42,6 +42,8 @@ def logged_inputs(inputs: CapacityInputs, logged: LoggedStartup) -> CapacityInpu
         update["vllm_version_source"] = f"the log's v{logged.version}"
     if logged.enforce_eager:
         update["enforce_eager"] = True
+    if logged.compile_cache_warm:
+        update["compile_cache_warm"] = True
     if logged.max_num_batched_tokens and inputs.max_num_batched_tokens is None:
         update["max_num_batched_tokens"] = logged.max_num_batched_tokens
     return inputs.model_copy(update=update)
@@ -116,6 +118,7 @@ def corpus_case(spec: ServingSpec, predicted: CapacityPlan, logged: LoggedStartu
                    "max_num_batched_tokens": logged.max_num_batched_tokens or engine.max_num_batched_tokens,
                    "max_num_seqs": engine.max_num_seqs, "enforce_eager": predicted.cudagraph_mode == "none",
                    "sampler": logged.sampler, "flashinfer_installed": logged.flashinfer_installed,
+                   "compile_cache": "warm" if logged.compile_cache_warm else "cold",
                    **({"model_runner": logged.model_runner} if logged.model_runner else {})},
         "logged": {"weights_gib": logged.weights_gib, "available_kv_gib": logged.available_kv_gib,
                    "kv_tokens": logged.kv_tokens, "max_concurrency": logged.max_concurrency,

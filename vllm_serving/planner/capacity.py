@@ -109,6 +109,8 @@ class CapacityInputs(BaseModel):
     """Where the version came from, for the reader (image tag, --vllm-version, the pin)."""
     language_model_only: bool = False
     """`--language-model-only` (v0.17 on): a multimodal model's vision tower is not loaded."""
+    compile_cache_warm: bool = False
+    """torch.compile's cache holds the model's kernels already (a restart); unset: a first start."""
     env: dict[str, str] = Field(default_factory=dict)
     """The server's environment: it picks the sampler (VLLM_USE_FLASHINFER_SAMPLER) and the
     model runner (VLLM_USE_V2_MODEL_RUNNER) the profiling run uses."""
@@ -137,7 +139,8 @@ def _memory(inputs: CapacityInputs, compute: str, weights: GpuWeights) -> Memory
         enforce_eager=inputs.enforce_eager, cudagraph_mode=inputs.cudagraph_mode,
         num_speculative_tokens=inputs.num_speculative_tokens, estimate_cudagraphs=inputs.estimate_cudagraphs,
         env=inputs.env, compute_capability=inputs.gpu.compute_capability, sm_count=inputs.gpu.sm_count,
-        architecture=inputs.model.architecture,
+        architecture=inputs.model.architecture, compile_cache_warm=inputs.compile_cache_warm,
+        quantized=inputs.model.quantization is not None or inputs.quantization is not None,
     ))
 
 
@@ -191,7 +194,7 @@ def plan(inputs: CapacityInputs) -> CapacityPlan:
     worst_concurrency = layout.max_concurrency(worst_blocks)
     worst_fits = min(layout.longest_request(worst_blocks, limit=model.max_position_embeddings),
                      model.max_position_embeddings)
-    non_torch = term["non_torch"] + term.get("linear_attention_kernels", 0.0)
+    non_torch = term["non_torch"]
     version = inputs.vllm_version or PINNED_VLLM_VERSION
     return CapacityPlan(
         model=model.architecture, gpu=gpu.name, tp=inputs.tp, pp=inputs.pp, dtype=compute,

@@ -1,11 +1,13 @@
 """CUDA graph memory as vLLM estimates it before sizing the KV cache (v0.18 on).
 
 `GPUModelRunner.profile_cudagraph_memory` (v1/worker/gpu_model_runner.py) captures the largest
-two graphs of each mode into a throw-away pool and extrapolates:
-`max(first capture per mode) + sum((n - 1) x max(second capture, 1 MiB))`. The first capture's
-pool keeps every piece's outputs of the largest batch (weak references only let the *next*
-graph reuse the memory), so it grows with layers x capture size x the widths a layer writes.
-Capture sizes are `config/vllm.py` `VllmConfig._set_cudagraph_sizes`'.
+two graphs of each mode into a throw-away pool and extrapolates
+`max(first capture per mode) + sum((n - 1) x max(second capture, 1 MiB))`; the v2 runner
+(v1/worker/gpu/cudagraph_utils.py) captures every piecewise graph. What vLLM logs grows with the
+graphs times the layers, not with the batch's activations: a piecewise size is one CUDA graph per
+layer piece, a FULL graph holds every layer's kernels. The cost per layer and graph is fitted on
+the logged estimates (memory_accounting.json `model.cudagraph_per_layer_graph_mib`). Capture
+sizes are `config/vllm.py` `VllmConfig._set_cudagraph_sizes`'.
 """
 
 from __future__ import annotations
@@ -36,19 +38,16 @@ def capture_sizes(*, tokens: int, seqs: int, speculative_tokens: int = 0,
     return sorted(sizes)
 
 
-def cudagraph_bytes(shape: ModelShape, mode: CudagraphMode, *, tokens: int, seqs: int, tp: int, pp: int,
+def cudagraph_bytes(shape: ModelShape, mode: CudagraphMode, *, tokens: int, seqs: int, pp: int, runner: str = "v1",
                     speculative_tokens: int = 0, max_capture_size: int | None = None) -> int:
-    """profile_cudagraph_memory: the largest capture's pool plus a floor per further graph."""
+    """The graphs captured (piecewise sizes, and FULL sizes up to the decode batch) times the
+    layers on this GPU, at the per-layer-graph cost the logs show; TP does not divide it."""
     if mode == "none":
         return 0
     sizes = capture_sizes(tokens=tokens, seqs=seqs, speculative_tokens=speculative_tokens,
                           max_capture_size=max_capture_size)
-    if not sizes:
-        return 0
     full_limit = seqs * (1 + speculative_tokens)
     full = [size for size in sizes if size <= full_limit] if mode == "full_and_piecewise" else []
-    width = (2 * shape.num_attention_heads + 2 * shape.num_key_value_heads) * shape.head_dim / tp
     layers = math.ceil(shape.num_layers / pp)
-    first = layers * sizes[-1] * (width + shape.hidden_size) * shape.dtype_bytes
-    per_graph = int(load_accounting().model["cudagraph_per_graph_mib"]) * MIB
-    return int(first) + per_graph * (len(sizes) - 1 + max(len(full) - 1, 0))
+    per = float(load_accounting().model["cudagraph_per_layer_graph_mib"][runner]) * MIB
+    return int(per * layers * (len(sizes) + len(full)))

@@ -49,15 +49,36 @@ def env_flag(env: Mapping[str, str], name: str) -> bool | None:
     return bool(int(value)) if value.lstrip("-").isdigit() else None
 
 
-def uses_v2_runner(release: ReleaseAccounting, architecture: str | None, env: Mapping[str, str]) -> bool:
-    """config/vllm.py VllmConfig.use_v2_model_runner: the env switch, else the release's default."""
-    rule = release.raw.get("v2_model_runner", "never")
-    if rule == "never":
+@dataclass(frozen=True)
+class ModelKind:
+    """What config/vllm.py _is_default_v2_model_runner_model asks of a model."""
+
+    architecture: str | None = None
+    moe: bool = False
+    hybrid: bool = False
+    quantized: bool = False
+
+
+def uses_v2_runner(release: ReleaseAccounting, kind: ModelKind, env: Mapping[str, str]) -> bool:
+    """config/vllm.py VllmConfig.use_v2_model_runner: the env switch, else the release's default
+    (memory_accounting.json `v2_model_runner` and `v2_model_runner_rule`)."""
+    listed_or_all = release.raw.get("v2_model_runner", "never")
+    if listed_or_all == "never":
         return False
     forced = env_flag(env, V2_RUNNER_ENV)
     if forced is not None:
         return forced
-    return rule == "all" or architecture in rule
+    if listed_or_all == "all":
+        return True
+    listed = kind.architecture in listed_or_all
+    rule = release.text("v2_model_runner_rule")
+    if rule == "listed_unquantized_dense":
+        return listed and not kind.moe and not kind.quantized
+    if rule == "listed":
+        return listed
+    if rule == "listed_or_dense":
+        return not kind.hybrid and (listed or not kind.moe)
+    return listed or (not kind.moe and not kind.hybrid)  # listed_or_dense_hybrid_listed
 
 
 def _flashinfer(release: ReleaseAccounting, env: Mapping[str, str], installed: bool,
@@ -79,12 +100,12 @@ def _flashinfer(release: ReleaseAccounting, env: Mapping[str, str], installed: b
 
 
 def sampler_choice(release: ReleaseAccounting, *, rows: int, env: Mapping[str, str], flashinfer_installed: bool,
-                   capability: tuple[int, int] | None, architecture: str | None) -> SamplerChoice:
+                   capability: tuple[int, int] | None, kind: ModelKind) -> SamplerChoice:
     """The path `_dummy_sampler_run` takes for this release, image, environment, GPU and model."""
     flashinfer, why = _flashinfer(release, env, flashinfer_installed, capability)
     native = release.text("native_top_k_top_p")
     triton = native == "triton" or (native == "triton_from_8_rows" and rows >= TRITON_MIN_ROWS)
-    if uses_v2_runner(release, architecture, env):
+    if uses_v2_runner(release, kind, env):
         if release.raw.get("v2_profile_sampler") != "warmup_params":
             return SamplerChoice("v2_model_dtype", "the v2 model runner samples the dummy rows greedily")
         return SamplerChoice("v2_warmup_flashinfer" if flashinfer else "v2_warmup_triton",

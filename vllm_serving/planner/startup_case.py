@@ -71,4 +71,5 @@ def case_inputs(case: Mapping[str, Any]) -> MemoryInputs:
         sm_count=gpu.get("sm_count") or (known.sm_count if known else None),
         architecture=str(model.get("architecture")) if model.get("architecture") else None,
         compile_cache_warm=engine.get("compile_cache") == "warm",
+        quantized=bool(model.get("quantization") or engine.get("quantization")),
     )

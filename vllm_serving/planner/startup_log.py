@@ -7,8 +7,10 @@ The lines are vLLM's own (paths inside the wheel): `Model loading took X GiB`
 v0.28), `Estimated CUDA graph memory: X GiB total` (v0.18 on), `Graph capturing finished in N
 secs, took X GiB`, the breakdown `Free memory on device (F/T GiB) ... X GiB for weight, Y GiB
 for peak activation, Z GiB for non-torch memory` (INFO in v0.10.2 and v0.34, DEBUG between),
-the sampler (`Using FlashInfer for top-p & top-k sampling`, `FlashInfer is not available`) and
-the model runner (`Using V2 Model Runner`). Lines may carry any prefix (process, timestamps).
+its DEBUG form (`torch peak memory increase`, `non-torch forward increase memory`, the `worker
+init memory snapshot` with the CUDA total), the sampler (`Using FlashInfer for top-p & top-k
+sampling`, `FlashInfer is not available`), the model runner (`Using V2 Model Runner`) and a warm
+compile cache (`Directly load the compiled graph`). Lines may carry any prefix (process, timestamps).
 Per-worker lines keep the worst GPU: the most weights, the least KV memory.
 """
 
@@ -27,13 +29,16 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "cudagraph_estimate_gib": re.compile(rf"Estimated CUDA graph memory: {NUMBER} GiB"),
     "cudagraph_gib": re.compile(rf"Graph capturing finished in \d+ secs, took {NUMBER} GiB"),
     "gpu_total_gib": re.compile(rf"Free memory on device \({NUMBER}/{NUMBER} GiB\)"),
-    "activation_gib": re.compile(rf"{NUMBER} GiB for peak activation"),
-    "non_torch_gib": re.compile(rf"{NUMBER} GiB for non-torch memory"),
+    "snapshot_total_gib": re.compile(rf"init memory snapshot: .*total_memory={NUMBER} ?GiB"),
+    "activation_gib": re.compile(rf"{NUMBER} GiB for peak activation|torch peak memory increase: {NUMBER} ?GiB"),
+    "non_torch_gib": re.compile(rf"{NUMBER} GiB for non-torch memory|non-torch forward increase memory: {NUMBER} ?GiB"),
     "batched_tokens": re.compile(r"max_num_batched_tokens=(\d+)"),
     "flashinfer_sampler": re.compile(r"Using FlashInfer for top-p & top-k sampling"),
     "no_flashinfer": re.compile(r"FlashInfer is not available"),
     "v2_runner": re.compile(r"Using V2 Model Runner"),
     "eager": re.compile(r"enforce_eager=True|'enforce_eager': True"),
+    # compilation/backends.py, compilation/decorators.py: the compile cache held the graphs
+    "warm_compile": re.compile(r"Directly load (?:the compiled graph|AOT compil)"),
 }
 
 
@@ -58,6 +63,8 @@ class LoggedStartup:
     flashinfer_installed: bool = True
     model_runner: str | None = None
     enforce_eager: bool = False
+    compile_cache_warm: bool = False
+    """The log loads compiled graphs from torch.compile's cache instead of compiling them."""
     lines: list[str] = field(default_factory=list)
     """Every line a figure was read from, verbatim (the corpus keeps them)."""
 
@@ -72,7 +79,7 @@ def _read(found: LoggedStartup, name: str, match: re.Match[str]) -> None:
     if name == "version":
         found.version = found.version or match.group(1)
     elif name in ("weights_gib", "activation_gib", "non_torch_gib", "cudagraph_estimate_gib", "cudagraph_gib"):
-        _keep(found, name, float(match.group(1)), "max")
+        _keep(found, name, float(next(group for group in match.groups() if group is not None)), "max")
     elif name == "available_kv_gib":
         _keep(found, name, float(match.group(1)), "min")
     elif name == "kv_tokens":
@@ -82,6 +89,8 @@ def _read(found: LoggedStartup, name: str, match: re.Match[str]) -> None:
         _keep(found, name, float(match.group(2)), "min")
     elif name == "gpu_total_gib":
         found.gpu_total_gib = found.gpu_total_gib or float(match.group(2))
+    elif name == "snapshot_total_gib":
+        found.gpu_total_gib = found.gpu_total_gib or float(match.group(1))
     elif name == "batched_tokens":
         found.max_num_batched_tokens = found.max_num_batched_tokens or int(match.group(1))
     elif name == "flashinfer_sampler":
@@ -92,6 +101,8 @@ def _read(found: LoggedStartup, name: str, match: re.Match[str]) -> None:
         found.model_runner = "v2"
     elif name == "eager":
         found.enforce_eager = True
+    elif name == "warm_compile":
+        found.compile_cache_warm = True
 
 
 def parse_startup_log(text: str) -> LoggedStartup:

@@ -19,10 +19,10 @@ from vllm_serving.spec import ServingSpec
 TERM_LABELS = {
     "weights": "weights{draft}",
     "activation_peak": "activation peak of the profiling run",
-    "non_torch": "non-torch memory (CUDA context growth{nccl})",
+    "non_torch": "non-torch memory (CUDA context growth{nccl}{graphs})",
     "cuda_graphs": "CUDA graphs",
-    "linear_attention_kernels": "linear-attention kernels (Gated DeltaNet)",
 }
+NON_TORCH_WITHOUT_GRAPHS = 0.18  # the base and NCCL terms; more is the graph-profiling residue
 LIMITS = {
     "memory": "the KV cache memory",
     "model": "the model's max_position_embeddings",
@@ -136,7 +136,8 @@ def _term_label(name: str, plan: CapacityPlan) -> str:
     draft = (f" (model {plan.weights_gib_per_gpu:.2f} + speculative draft {plan.draft_weights_gib_per_gpu:.2f})"
              if plan.draft_weights_gib_per_gpu else "")
     nccl = ", NCCL" if plan.tp * plan.pp > 1 else ""
-    label = TERM_LABELS.get(name, name).format(draft=draft, nccl=nccl)
+    graphs = ", what graph profiling leaves" if plan.non_torch_gib > NON_TORCH_WITHOUT_GRAPHS else ""
+    label = TERM_LABELS.get(name, name).format(draft=draft, nccl=nccl, graphs=graphs)
     if name == "activation_peak":
         label += f" ({_tokens(plan.max_num_batched_tokens)} batched tokens, {plan.max_num_seqs} seqs)"
     if name == "cuda_graphs" and plan.cuda_graph_gib == 0 and plan.cudagraph_estimate_gib:
