@@ -106,7 +106,7 @@ def test_container_replacement_and_waiting(program) -> None:
     assert create_minutes * 60 >= wait  # Pulumi must not give up before Docker does
     health = container.inputs["healthcheck"]
     assert health["tests"] == ["CMD", "curl", "-fsS", "http://localhost:8000/health"]
-    assert health["startPeriod"] == "21m0s"  # Go's canonical form, no perpetual diff
+    assert health["startPeriod"] == "18m0s"  # Go's canonical form, no perpetual diff
     assert container.inputs["restart"] == "unless-stopped"
     assert container.inputs["logOpts"] == {"max-file": "3", "max-size": "100m"}
 

@@ -140,7 +140,7 @@ def test_speculative_decoding_adds_draft_weights_and_the_rejection_pass() -> Non
 
 def test_capture_sizes_match_what_v0_19_1_logged() -> None:
     """sridhar1804 log: 'Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)'."""
-    sizes = capture_sizes(with_(max_num_seqs=256), tokens=2048, seqs=256)
+    sizes = capture_sizes(tokens=2048, seqs=256)
     assert (len(sizes), sizes[-1]) == (51, 512)
     assert len([size for size in sizes if size <= 256]) == 35
 
@@ -149,7 +149,8 @@ def test_a_tag_resolves_to_the_release_whose_accounting_was_read() -> None:
     assert resolve_release("v0.19.1-cu130")[0].version == (0, 19, 1)
     assert resolve_release("v0.19.1-cu130")[1]
     release, exact = resolve_release("0.22.0")
-    assert release.version == (0, 20, 2) and not exact
+    assert release.version == (0, 22, 1) and not exact  # 0.22.1 was read, 0.22.0 was not: same minor
+    assert resolve_release("0.26.1rc1.dev156")[0].version == (0, 26, 0)
     assert resolve_release("latest")[0].version == (0, 34, 0)
     with pytest.raises(ValueError, match="vllm-serving:image.tag"):
         resolve_release("v0.9.2")
@@ -159,3 +160,30 @@ def test_every_term_names_the_source_it_was_read_from() -> None:
     for release in ("0.10.1.1", "0.11.0", "0.19.1", "0.20.2", "0.34.0"):
         for item in estimate_available_memory(with_(vllm_version=release)).terms:
             assert ".py" in item.source, (release, item.name)
+
+
+def test_graph_memory_grows_with_the_graphs_times_the_layers() -> None:
+    """0.25 MiB a layer and graph on the v1 runner: 32 layers x (51 piecewise + 35 FULL sizes)
+    at max_num_seqs 256; halving the layers halves it, TP does not move it."""
+    estimate = estimate_available_memory(with_(vllm_version="0.20.2", max_num_seqs=256))
+    assert estimate.cudagraph_estimate_gib == pytest.approx(0.25 * 32 * 86 / 1024)
+    assert estimate_available_memory(with_(vllm_version="0.20.2", max_num_seqs=256, tp=2)).cudagraph_estimate_gib == (
+        pytest.approx(estimate.cudagraph_estimate_gib))
+
+
+def test_graph_profiling_inside_the_memory_profile_counts_in_non_torch() -> None:
+    """v0.18-v0.26 profile the graphs inside memory_profiling: 0.19 GiB more non-torch on one
+    GPU, 1.95 GiB with TP; eager starts and v0.27 (which profiles outside) add nothing."""
+    base = term(with_(vllm_version="0.17.1"), "non_torch")
+    assert term(with_(vllm_version="0.19.1"), "non_torch") == pytest.approx(base + 0.19)
+    assert term(with_(vllm_version="0.19.1", tp=2), "non_torch") == pytest.approx(base + 0.12 + 1.95)
+    assert term(with_(vllm_version="0.19.1", enforce_eager=True), "non_torch") == pytest.approx(base)
+    assert term(with_(vllm_version="0.27.1", tp=2), "non_torch") == pytest.approx(base + 0.12)
+
+
+def test_a_cold_compile_adds_tritons_benchmark_buffer_to_the_forward_pass() -> None:
+    """One sequence, so the forward pass is the peak: a first start autotunes with a 256 MiB
+    L2-flushing buffer alive; a warm cache or an eager start does not."""
+    cold = term(with_(max_num_seqs=1), "activation_peak")
+    warm = term(with_(max_num_seqs=1, compile_cache_warm=True), "activation_peak")
+    assert cold - warm == pytest.approx(0.25)

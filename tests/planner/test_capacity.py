@@ -64,7 +64,10 @@ def test_pipeline_stages_split_layers_and_weights() -> None:
     one = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["A100-80GB"], tp=4))
     two = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["A100-80GB"], tp=4, pp=2))
     assert two.kv_bytes_per_token_per_gpu * 2 == one.kv_bytes_per_token_per_gpu
-    assert two.weights_gib_per_gpu == pytest.approx(one.weights_gib_per_gpu / 2)
+    # the layers split in two; the first stage keeps the embedding (and the vision tower), the
+    # last the output head: the fuller stage holds half the layers plus the larger of those
+    vocab_share = 248320 * 5120 * 2 / 4 / 2**30  # one embedding table's TP-4 slice, GiB
+    assert one.weights_gib_per_gpu / 2 < two.weights_gib_per_gpu < one.weights_gib_per_gpu / 2 + vocab_share
 
 
 def test_hybrid_linear_state_and_block_size() -> None:
@@ -127,7 +130,8 @@ def test_as_dict_keys_and_rounding() -> None:
                 "kv_cache_tokens", "max_concurrency", "budget_gib", "overhead_gib",
                 "linear_state_bytes_per_seq_per_gpu", "max_model_len", "fits_one_request"):
         assert key in data
-    assert all(round(v, 2) == v for v in data.values() if isinstance(v, float))
+    assert all(round(v, 2) == v for k, v in data.items() if isinstance(v, float) and k != "judged_error")
+    assert round(data["judged_error"], 4) == data["judged_error"] > 0  # a fraction: four places
     assert data == plan_capacity(spec_of(v100)).as_dict()  # deterministic
 
 

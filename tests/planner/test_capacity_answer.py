@@ -66,7 +66,7 @@ def test_the_summary_comes_first_and_names_what_limits_the_context(capsys: pytes
     assert lines[1].split(":", 1) == ["  Answer", lines[1].split(":", 1)[1]] and "fits" in lines[1]
     assert "limited by the model's max_position_embeddings" in lines[2]
     assert "requests of 8,192 tokens" in lines[3]
-    assert "weights 7.57 GiB" in lines[4] and "KV cache" in lines[4]
+    assert "weights 6.54 GiB" in lines[4] and "KV cache" in lines[4]
 
 
 def test_memory_limits_the_context_when_the_cache_is_smaller(capsys: pytest.CaptureFixture[str]) -> None:

@@ -90,10 +90,11 @@ def test_without_the_width_the_derived_one_gives_the_config_workspace(name: str,
 
 
 def test_forward_peak_of_qwen3_30b_a3b() -> None:
-    """16,384 batched tokens over 8 sequences: the forward pass, not the sampler, is the peak:
-    residual + normed input + the two workspaces (8 experts x (2048 + 2048)) in bfloat16."""
+    """16,384 batched tokens over 8 sequences, eager (no compile): the forward pass, not the
+    sampler, is the peak: residual + normed input + the two workspaces (8 experts x (2048 + 2048))
+    in bfloat16."""
     planned = plan(CapacityInputs(model=MODELS["Qwen3-30B-A3B"], gpu=GPUS["H100-80GB"], max_num_batched_tokens=16384,
-                                  max_num_seqs=8))
+                                  max_num_seqs=8, enforce_eager=True))
     elements = 16384 * 2 * 2048 + triton_workspace_elements(16384, 8, 768, 2048, 1)
     assert planned.activation_gib == pytest.approx(elements * 2 / GIB)
     assert any("TritonExperts.workspace_shapes" in t.source for t in planned.memory_terms)
@@ -110,7 +111,7 @@ def test_dense_models_keep_their_mlp_term() -> None:
 # 0.09 GiB; the workspaces of 8 routed experts of width 768 bring it to 0.14 GiB.
 def test_public_moe_breakdown_is_closer() -> None:
     case = yaml.safe_load((FIXTURES / "startup_logs" / "lukejyk-qwen3-coder-30b-a3b-a100.yaml").read_text())
-    dense = case_inputs(case)
+    dense = dataclasses.replace(case_inputs(case), compile_cache_warm=True)  # the workspaces, no compile
     moe = dataclasses.replace(dense, model=dataclasses.replace(dense.model, experts_per_token=8,
                                                                expert_intermediate_size=768))
     logged = float(case["logged"]["activation_gib"])
@@ -120,4 +121,7 @@ def test_public_moe_breakdown_is_closer() -> None:
         return next(t.gib for t in estimate.terms if t.name == "activation_peak")
 
     assert abs(activation(moe) - logged) < abs(activation(dense) - logged)
-    assert activation(moe) == pytest.approx(0.14, abs=0.005)
+    # v0.26 keeps the workspaces (2,048 tokens x 8 x (2,048 + 2,048) bf16) in its workspace
+    # manager while FlashInfer samples 16 rows (x 151,936 x 14 B) beside the hidden states
+    kept = 2048 * 8 * 4096 * 2 + 16 * 151936 * 14 + 2048 * 2048 * 2
+    assert activation(moe) == pytest.approx(kept / 2**30, rel=1e-3)

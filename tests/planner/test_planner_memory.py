@@ -18,6 +18,7 @@ from vllm_serving.planner.memory_budget import (
     model_shape,
     version_for_tag,
 )
+from vllm_serving.planner.weights_per_gpu import weights_per_gpu
 from vllm_serving.settings import StackSettings
 from vllm_serving.spec import resolve
 from vllm_serving.stack_files.loader import load_settings, read_stack_file
@@ -55,7 +56,9 @@ def test_the_planner_feeds_the_estimator_the_catalog_facts() -> None:
     inputs = CapacityInputs(model=model, gpu=gpu, tp=2, vllm_version=(0, 20, 2))
     estimate = estimate_available_memory(MemoryInputs(
         vllm_version="0.20.2", gpu_total_gib=79.11, gpu_name=gpu.product_label,
-        weights_gib=model.total_weights_gib / 2, model=model_shape(model, 2), tp=2))
+        weights_gib=weights_per_gpu(model, tp=2, capability=gpu.compute_capability).per_gpu_gib,
+        model=model_shape(model, 2), tp=2, compute_capability=gpu.compute_capability, sm_count=gpu.sm_count,
+        architecture=model.architecture))
     assert plan(inputs).available_kv_gib == pytest.approx(estimate.available_kv_gib)
     assert plan(inputs).gpu_total_gib == 79.11  # CUDA's total, not nvidia-smi's 79.65
 
@@ -127,10 +130,13 @@ def test_mtp_loads_its_draft_layer_beside_the_weights() -> None:
     assert _term(with_mtp, "weights") == pytest.approx(both)
 
 
-def test_hybrid_models_carry_the_linear_attention_term() -> None:
-    result = _plan("v100")
-    assert _term(result, "linear_attention_kernels") == 2.0
-    assert result.non_torch_gib == pytest.approx(_term(result, "non_torch") + 2.0)
+def test_graph_profiling_inside_the_memory_profile_counts_as_non_torch() -> None:
+    """v0.18-v0.26 profile CUDA graphs inside memory_profiling: with TP the captured all-reduce
+    leaves about 2 GiB outside torch (the v0.19.0 H100 breakdowns: 2.06-2.21 GiB); eager starts
+    capture nothing, and v0.27 profiles the graphs outside the block."""
+    compiled, eager = _plan("v100"), _plan("v100", extra_args=["--enforce-eager"])
+    assert compiled.non_torch_gib == pytest.approx(eager.non_torch_gib + 1.95)
+    assert "linear_attention_kernels" not in {t.name for t in compiled.memory_terms}
 
 
 def test_a_gpu_without_a_measured_total_derives_it() -> None:

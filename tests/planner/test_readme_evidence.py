@@ -1,27 +1,23 @@
-"""The README's capacity table says what the corpus shows: per release, the gating cases, the
-largest error and the median (tests/fixtures/startup_logs)."""
+"""The README's capacity table says what the corpus shows: per minor release, the logs, the
+error band and the median (vllm_serving/planner/error_band.json, itself checked against the
+corpus by test_error_band.py)."""
 
 from __future__ import annotations
 
 import re
-import statistics
-from collections import defaultdict
 
 from tests.paths import ROOT
-from tests.planner.test_available_memory_corpus import predicted_rows
+from vllm_serving.planner.error_band import _bands
 
-ROW = re.compile(r"^\| v(\d[\d.]+) \| (\d+) \| ([\d.]+)% \| ([\d.]+)% \|$")
+ROW = re.compile(r"^\| (v[\d.]+|all) \| (\d+) \| ([+-][\d.]+)% to ([+-][\d.]+)% \| ([\d.]+)% \|$")
 
 
-def test_readme_table_matches_the_corpus() -> None:
-    errors: dict[str, list[float]] = defaultdict(list)
-    for case, _, error in predicted_rows():
-        if case["scope"] == "in":
-            errors[str(case["vllm_version"])].append(abs(error) * 100)
+def test_readme_table_matches_the_error_band() -> None:
     rows = [ROW.match(line) for line in (ROOT / "README.md").read_text().splitlines()]
-    table = {m[1]: (int(m[2]), float(m[3]), float(m[4])) for m in rows if m}
-    assert set(table) == set(errors), "one README row per release with gating cases"
-    for release, found in errors.items():
-        cases, largest, median = table[release]
-        assert cases == len(found)
-        assert abs(largest - max(found)) < 0.01 and abs(median - statistics.median(found)) < 0.01, release
+    table = {m[1].removeprefix("v"): (int(m[2]), float(m[3]), float(m[4]), float(m[5])) for m in rows if m}
+    assert set(table) == set(_bands()), "one README row per release with logs, and one for all"
+    for name, band in _bands().items():
+        cases, low, high, median = table[name]
+        assert cases == band["cases"]
+        assert abs(low - band["most_pessimistic"] * 100) < 0.006 and abs(high - band["most_optimistic"] * 100) < 0.006
+        assert abs(median - band["median_abs"] * 100) < 0.006, name

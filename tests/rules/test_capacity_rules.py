@@ -26,6 +26,9 @@ def _boundaries() -> list[Boundary]:
     low = _plan("v100", gpu_memory_utilization=0.36)
     longest = low.max_model_len_that_fits
     assert longest > 0
+    worst = low.pessimistic_max_model_len_that_fits
+    assert 0 < worst < longest, "the error band leaves fewer tokens than the estimate"
+    held = _plan("v100").pessimistic_max_concurrency
     return [
         Boundary("weights-exceed-budget", "v100",
                  {"engine": {"gpu_memory_utilization": math.floor(fit * 1000 - 1) / 1000}},
@@ -43,6 +46,17 @@ def _boundaries() -> list[Boundary]:
                  {"engine": {"gpu_memory_utilization": 0.36, "max_model_len": longest}},
                  "maxModelLen one token past the longest request that fits -> at it",
                  says=(f"at most {longest}",)),
+        Boundary("capacity-tight", "v100",
+                 {"engine": {"gpu_memory_utilization": 0.36, "max_model_len": worst + 1}},
+                 {"engine": {"gpu_memory_utilization": 0.36, "max_model_len": worst}},
+                 "maxModelLen one token past the longest request at the worst error -> at it",
+                 says=(f"longest request is {worst} tokens", f"lower engine.maxModelLen to {worst}",
+                       "raise engine.gpuMemoryUtilization to 0.37")),
+        Boundary("capacity-below-min-concurrency", "v100",
+                 {"capacity": {"min_concurrency": math.floor(held * 100 + 1) / 100}},
+                 {"capacity": {"min_concurrency": math.floor(held * 100) / 100}},
+                 f"minConcurrency just above -> at the {held:.2f} requests held at the worst error",
+                 says=(f"holds {held:.2f}", "lower engine.maxModelLen to")),
         Boundary("gpu-memory-utilization-high", "a100", {"engine": {"gpu_memory_utilization": 0.951}},
                  {"engine": {"gpu_memory_utilization": 0.95}}, "0.951 -> 0.95"),
     ]

@@ -11,11 +11,15 @@ import pytest
 
 from tests.smoke.conftest import KEY, MAX_MODEL_LEN, SERVED, StartServer
 from vllm_serving.smoke.checks import CHECKS, CheckResult, run_checks
-from vllm_serving.smoke.expectations import Expectations
+from vllm_serving.smoke.expectations import Expectations, PlannedKv
 
+# the plan of a stack like the stand-in's: 4,000 blocks of 16 tokens, 512 blocks a full request
+PLANNED = PlannedKv(num_gpu_blocks=4000, block_size=16, blocks_per_request=MAX_MODEL_LEN // 16,
+                    max_model_len=MAX_MODEL_LEN, max_concurrency=4000 / 512, pessimistic_max_concurrency=7.6,
+                    min_concurrency=None)
 EXPECTED = Expectations(served_name=SERVED, max_model_len=MAX_MODEL_LEN, reasoning=True, tool_calling=True,
-                        api_key=False)
-ORDER = ["health", "models", "chat", "reasoning", "tool-call", "api-key", "metrics"]
+                        api_key=False, kv_cache=PLANNED)
+ORDER = ["health", "models", "chat", "reasoning", "tool-call", "api-key", "metrics", "kv-cache"]
 
 
 def _by_name(results: list[CheckResult]) -> dict[str, CheckResult]:
@@ -131,7 +135,7 @@ def test_malformed_json_fails_with_what_came_back(start_server: StartServer) -> 
 def test_a_closed_connection_fails_the_check(start_server: StartServer) -> None:
     url = start_server(faults={"/metrics": "close", "/v1/chat/completions": "close"})
     failed = _failed(run_checks(url, EXPECTED, api_key=None, timeout=5))
-    assert set(failed) == {"chat", "reasoning", "tool-call", "metrics"}
+    assert set(failed) == {"chat", "reasoning", "tool-call", "metrics", "kv-cache"}
     assert failed["metrics"] == "/metrics: the server closed the connection without a complete answer"
 
 
@@ -206,3 +210,41 @@ def test_an_unexpected_answer_shape_fails_instead_of_raising() -> None:
 def test_every_check_says_what_it_asserts() -> None:
     assert [c.name for c in CHECKS] == ORDER
     assert all(c.asserts for c in CHECKS)
+
+
+def test_the_kv_cache_vllm_sized_is_set_beside_the_plan_with_the_drift(start_server: StartServer) -> None:
+    """The stand-in reports 4,096 blocks of 16 (as v0.19.1's cache_config_info labels say them):
+    4,096 / 512 blocks a request = 8.00 requests of 8,192, 2.4% above the planned 4,000."""
+    detail = _by_name(run_checks(start_server(num_gpu_blocks=4096), EXPECTED, api_key=None, timeout=5))["kv-cache"]
+    assert detail.ok
+    assert detail.detail.startswith("4,096 blocks x 16 = 65,536 tokens, 8.00 requests of 8,192 at once")
+    assert "plan 4,000 blocks, 7.81 (at worst 7.60): drift +2.4%" in detail.detail
+
+
+def test_fewer_requests_than_min_concurrency_fail(start_server: StartServer) -> None:
+    expected = replace(EXPECTED, kv_cache=replace(PLANNED, min_concurrency=10))
+    failed = _failed(run_checks(start_server(num_gpu_blocks=4096), expected, api_key=None, timeout=5))
+    assert list(failed) == ["kv-cache"] and failed["kv-cache"].endswith("fewer than capacity.minConcurrency 10")
+
+
+def test_a_server_without_cache_config_info_fails_the_kv_check() -> None:
+    def bare(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text="vllm:num_requests_running 0\nvllm:kv_cache_usage_perc 0\n")
+
+    failed = _failed(run_checks("http://127.0.0.1:9/v1", EXPECTED, api_key=None, timeout=5,
+                                transport=httpx.MockTransport(bare)))
+    assert failed["kv-cache"] == ("/metrics lacks vllm:cache_config_info: the server does not say how large its "
+                                  "KV cache is")
+
+
+def test_from_v0_26_vllms_own_concurrency_label_is_taken() -> None:
+    """v0.26 adds kv_cache_size_tokens and kv_cache_max_concurrency to CacheConfig (its labels)."""
+    line = ('vllm:cache_config_info{block_size="400",engine="0",kv_cache_max_concurrency="3.25",'
+            'kv_cache_size_tokens="26624",num_gpu_blocks="1300"} 1.0\n')
+
+    def v026(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text="vllm:num_requests_running 0\nvllm:kv_cache_usage_perc 0\n" + line)
+
+    results = _by_name(run_checks("http://127.0.0.1:9/v1", EXPECTED, api_key=None, timeout=5,
+                                  transport=httpx.MockTransport(v026)))
+    assert results["kv-cache"].detail.startswith("1,300 blocks x 400 (plan: block 16) = 26,624 tokens, 3.25 requests")

@@ -78,7 +78,7 @@ def test_every_host_is_checked_in_its_own_block(start_fleet: StartFleet,
     headers = [line for line in out.splitlines() if line.startswith("smoke ")]
     port = yaml.safe_load((project / "Pulumi.fleet.yaml").read_text())["config"]["vllm-serving:network"]["hostPort"]
     assert headers == [f"smoke fleet host {h} against http://{a}:{port}/v1" for h, a in ADDRESSES.items()]
-    assert out.count("  4/4 passed") == 3  # health, models, chat, metrics on each host
+    assert out.count("  5/5 passed") == 3  # health, models, chat, metrics, kv-cache on each host
     assert out.splitlines()[-1] == "3/3 hosts passed"
 
 

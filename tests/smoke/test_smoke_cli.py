@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,9 +35,12 @@ def _project(tmp_path: Path, base_url: str | None = None, api_key: bool = False)
 def test_expectations_come_from_the_resolved_stacks() -> None:
     v100 = expectations_from_spec(load_spec(stack_path(ROOT, "v100"), "v100", ROOT))
     a100 = expectations_from_spec(load_spec(stack_path(ROOT, "a100"), "a100", ROOT))
-    assert v100 == Expectations("qwen3.5-27b", 8192, reasoning=True, tool_calling=True, api_key=False)
+    assert replace(v100, kv_cache=None) == Expectations("qwen3.5-27b", 8192, reasoning=True, tool_calling=True,
+                                                        api_key=False)
     # no servedName: vLLM serves the model under its path
-    assert a100 == Expectations("/Qwen3.6-27B-FP8", 262144, reasoning=True, tool_calling=True, api_key=False)
+    assert replace(a100, kv_cache=None) == Expectations("/Qwen3.6-27B-FP8", 262144, reasoning=True,
+                                                        tool_calling=True, api_key=False)
+    assert v100.kv_cache is not None and v100.kv_cache.max_model_len == 8192
 
 
 def test_all_pass_exits_0_with_one_timed_row_per_check(
@@ -47,10 +51,10 @@ def test_all_pass_exits_0_with_one_timed_row_per_check(
     rows = [line.split() for line in out.splitlines()[2:-1]]
     assert [(r[0], r[1]) for r in rows] == [("health", "pass"), ("models", "pass"), ("chat", "pass"),
                                             ("reasoning", "pass"), ("tool-call", "pass"),
-                                            ("api-key", "skip"), ("metrics", "pass")]
+                                            ("api-key", "skip"), ("metrics", "pass"), ("kv-cache", "pass")]
     assert all(r[2].endswith("s") for r in rows if r[1] == "pass")
     assert out.splitlines()[0] == f"smoke v100 against {url}"
-    assert out.splitlines()[-1] == "  6/6 passed"
+    assert out.splitlines()[-1] == "  7/7 passed"
 
 
 def test_a_failing_check_exits_1_and_json_says_which(
@@ -61,7 +65,7 @@ def test_a_failing_check_exits_1_and_json_says_which(
     assert doc["ok"] is False and doc["baseUrl"] == url
     assert {c["name"]: c["status"] for c in doc["checks"]} == {
         "health": "pass", "models": "fail", "chat": "fail", "reasoning": "fail", "tool-call": "fail",
-        "api-key": "skip", "metrics": "pass"}
+        "api-key": "skip", "metrics": "pass", "kv-cache": "pass"}
     assert all(isinstance(c["seconds"], float) for c in doc["checks"])
 
 

@@ -189,6 +189,7 @@ SETTING_CHANGES: list[tuple[str, str, dict[str, Any], tuple[str, str]]] = [
     ("v100", "observability", {"scrapeInterval": "30s"}, ("observability", "scrapeInterval")),
     ("a100-k8s", "observability", {"labels": {"release": "kube-prometheus-stack"}}, ("observability", "labels")),
     ("a100-k8s", "observability", {"dashboardNamespace": "monitoring"}, ("observability", "dashboardNamespace")),
+    ("v100", "capacity", {"minConcurrency": 4}, ("capacity", "minConcurrency")),
 ]
 
 

@@ -30,6 +30,9 @@ class GpuSpec(BaseModel):
     cuda_total_gib: float | None = None
     """Total memory as CUDA reports it (`cudaMemGetInfo`, what vLLM's budget multiplies), GiB;
     unset: derived from `memory_mib` (see `cuda_memory_gib`)."""
+    sm_count: int | None = None
+    """Streaming multiprocessors (NVIDIA's published figure): vLLM's Triton sampler keeps a
+    vocabulary-wide buffer row per SM."""
 
     @property
     def memory_gib(self) -> float:
@@ -83,10 +86,19 @@ CUDA_TOTAL_GIB: dict[str, float] = {
 }
 
 
+# Streaming multiprocessors per GPU, as NVIDIA's data sheets and architecture whitepapers give them.
+SM_COUNT: dict[str, int] = {
+    "V100-16GB": 80, "V100-32GB": 80, "T4": 40, "A10": 72, "A100-40GB": 108, "A100-PCIe-40GB": 108,
+    "A100-80GB": 108, "A100-PCIe-80GB": 108, "A800-80GB": 108, "L4": 58, "L40S": 142, "RTX-4090": 128,
+    "RTX-6000-Ada": 142, "H100-80GB": 132, "H100-PCIe": 114, "H100-NVL": 132, "H200": 132, "H200-NVL": 132,
+    "B200": 148, "RTX-5090": 170, "RTX-PRO-6000": 188, "RTX-PRO-6000-WS": 188,
+}
+
+
 def _gpu(name: str, cc: tuple[int, int], mib: int, label: str, arch: str) -> GpuSpec:
     return GpuSpec(
         name=name, compute_capability=cc, memory_mib=mib, product_label=label, architecture=arch,
-        cuda_total_gib=CUDA_TOTAL_GIB.get(name),
+        cuda_total_gib=CUDA_TOTAL_GIB.get(name), sm_count=SM_COUNT.get(name),
     )
 
 

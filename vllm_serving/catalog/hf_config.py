@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from vllm_serving.bounded_read import FileRefused, read_regular_file
+from vllm_serving.catalog.checkpoint_headers import HeaderError, header_weights
 from vllm_serving.catalog.models import (
     LinearAttention,
     MixtureOfExperts,
@@ -54,6 +55,9 @@ _GEMMA3_TEXT = {
 }
 _CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
     "gemma3": _GEMMA3_TEXT, "gemma3_text": _GEMMA3_TEXT, "mistral": {"tie_word_embeddings": False},
+    # vLLM gates Qwen3-Next's attention output unless the config says otherwise
+    # (model_executor/models/qwen3_next.py: getattr(config, "attn_output_gate", True))
+    "qwen3_next": {"attn_output_gate": True},
 }
 _FIX = "pass the model's own config.json as published on Hugging Face"
 # model_type and quant_method as transformers registers them (qwen3_5, gemma3_text, xlm-roberta,
@@ -131,8 +135,12 @@ def _experts(text: Mapping[str, Any]) -> MixtureOfExperts | None:
     # the width vLLM builds each expert with: FusedMoE(intermediate_size=config.moe_intermediate_size)
     # in qwen3_moe.py and deepseek_v2.py, config.intermediate_size in gpt_oss.py and mixtral.py (v0.19.1)
     width = text.get("moe_intermediate_size") or text.get("intermediate_size")
+    shared_width = text.get("shared_expert_intermediate_size") or (shared * int(width) if shared and width else None)
+    dense = int(text.get("first_k_dense_replace") or 0) + len(text.get("mlp_only_layers") or [])
     return MixtureOfExperts(num_experts=int(count), experts_per_token=int(per_token), shared_experts=shared,
-                            intermediate_size=int(width) if width else None)
+                            intermediate_size=int(width) if width else None,
+                            shared_intermediate_size=int(shared_width) if shared_width else None,
+                            dense_layers=dense)
 
 
 def _attention_params(text: Mapping[str, Any], head_dim: int, mla: MultiLatentAttention | None) -> int:
@@ -195,6 +203,39 @@ def _names(value: object, source: str) -> list[str]:
         return value
     raise _fail(source, f"architectures is {excerpt(value)}, not a list of class names such as "
                         "Qwen3ForCausalLM", _FIX)
+
+
+def vision_params(top: Mapping[str, Any], text_hidden: int) -> float:
+    """Parameters (billions) of a vision tower from `vision_config`: its blocks (qkv and output
+    projections, a gated or plain MLP, norms), patch and position embeddings, and the projector
+    into the language model (Qwen's patch merger, or one linear layer); 0 without one."""
+    vision = top.get("vision_config")
+    if not isinstance(vision, Mapping) or not (vision.get("depth") or vision.get("num_hidden_layers")):
+        return 0.0
+    depth = int(vision.get("depth") or vision["num_hidden_layers"])
+    hidden = int(vision.get("hidden_size") or vision.get("embed_dim") or 0)
+    inner = int(vision.get("intermediate_size") or 4 * hidden)
+    mats = 3 if str(vision.get("hidden_act", "")).startswith("silu") else 2
+    block = 4 * hidden * hidden + mats * hidden * inner + 4 * hidden + 2 * inner
+    patch = int(vision.get("patch_size") or 14)
+    embed = int(vision.get("in_channels") or 3) * int(vision.get("temporal_patch_size") or 1) * patch * patch * hidden
+    positions = int(vision.get("num_position_embeddings") or (int(vision.get("image_size") or 0) // patch) ** 2)
+    merge = int(vision.get("spatial_merge_size") or 1)
+    out = int(vision.get("out_hidden_size") or text_hidden)
+    projector = (hidden * merge * merge) ** 2 + hidden * merge * merge * out if merge > 1 else hidden * out
+    projector *= 1 + len(vision.get("deepstack_visual_indexes") or [])
+    return (depth * block + embed + positions * hidden + projector) / 1e9
+
+
+def _mrope(text: Mapping[str, Any]) -> bool:
+    rope = text.get("rope_parameters") or text.get("rope_scaling") or {}
+    return isinstance(rope, Mapping) and "mrope_section" in rope
+
+
+def _rotary_factor(text: Mapping[str, Any]) -> float:
+    rope = text.get("rope_parameters") or text.get("rope_scaling") or {}
+    nested = rope.get("partial_rotary_factor") if isinstance(rope, Mapping) else None
+    return float(text.get("partial_rotary_factor") or nested or 1.0)
 
 
 def _family(model_type: str) -> str:
@@ -261,6 +302,11 @@ def parse_hf_config(config: Mapping[str, Any], source: str = "config.json") -> M
             experts=_experts(text),
             mtp_layers=mtp,
             refuses_float16=model_type in _REFUSE_FP16,
+            tie_word_embeddings=tied,
+            attention_output_gate=bool(text.get("attn_output_gate")),
+            partial_rotary_factor=_rotary_factor(text),
+            multimodal_rope=_mrope(text),
+            vision_params_billion=round(vision_params(top, hidden), 3),
         )
     except KeyError as exc:
         raise _fail(source, f"has no '{exc.args[0]}' (looked in text_config, then the top level)", _FIX) from None
@@ -286,9 +332,23 @@ def load_hf_config(path: Path, key: str | None = None) -> ModelArchitecture:
     if not isinstance(data, dict):
         raise _fail(where, f"{shown}is not a JSON object", fix)
     try:
-        return parse_hf_config(data, where)
+        model = parse_hf_config(data, where)
     except ConfigError as exc:
         raise ConfigError([_prefixed(f, shown) for f in exc.findings]) from None
+    return _with_checkpoint(model, path, where, shown)
+
+
+def _with_checkpoint(model: ModelArchitecture, path: Path, where: str, shown: str) -> ModelArchitecture:
+    """The weights from the safetensors headers beside the config.json, where the checkpoint
+    is there (`checkpoint_headers.py`); else the model as parsed (sized per tensor from shapes)."""
+    try:
+        found = header_weights(path.parent, model.num_hidden_layers)
+    except HeaderError as exc:
+        raise _fail(where, f"{shown}the checkpoint beside it is unreadable: {exc}",
+                    "check the safetensors files next to the config.json, or copy the config.json alone") from None
+    if found is None:
+        return model
+    return model.model_copy(update={"weights_gib": found.loaded_bytes / 2**30, "weights_source": found.source})
 
 
 def _prefixed(finding: Finding, shown: str) -> Finding:

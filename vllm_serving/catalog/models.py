@@ -17,6 +17,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from vllm_serving.catalog.checkpoint import checkpoint_bytes
+
 WeightDtype = Literal["bfloat16", "float16", "float32"]
 
 
@@ -86,6 +88,11 @@ class MixtureOfExperts(_Facts):
     intermediate_size: int | None = Field(default=None, ge=1)
     """One routed expert's MLP width: `moe_intermediate_size`, else (gpt-oss, Mixtral, whose
     experts are the MLP) `intermediate_size`; unset: the planner derives it from the parameter count."""
+    shared_intermediate_size: int | None = Field(default=None, ge=1)
+    """The shared experts' MLP width (`shared_expert_intermediate_size`, else shared experts x
+    the routed width); unset: no shared expert weights beyond `sharedExperts` x the routed width."""
+    dense_layers: int = Field(default=0, ge=0)
+    """Leading layers with a dense MLP instead of experts (`first_k_dense_replace`, `mlp_only_layers`)."""
 
 
 class ModelArchitecture(_Facts):
@@ -100,7 +107,10 @@ class ModelArchitecture(_Facts):
     params_billion: float = Field(gt=0)
     """Parameter count in billions."""
     weights_gib: float | None = Field(default=None, gt=0)
-    """Size of the weights in memory (GiB); derived from parameters and dtype when absent."""
+    """Size of the weights in memory (GiB); absent: counted per tensor from the shapes and the
+    quantization's packing (catalog/checkpoint.py)."""
+    weights_source: str | None = None
+    """Where `weightsGib` comes from (e.g. the safetensors headers beside a configFile)."""
     weights_dtype: WeightDtype = "bfloat16"
     """The checkpoint's `torch_dtype`."""
     quantization: str | None = None
@@ -138,6 +148,20 @@ class ModelArchitecture(_Facts):
     """Multi-token-prediction layers usable as a speculative draft (`method: mtp`)."""
     refuses_float16: bool = False
     """True for architectures vLLM will not run in float16 (gemma2, gemma3, ...)."""
+    tie_word_embeddings: bool = False
+    """The output head is the input embedding (`tie_word_embeddings`): loaded once."""
+    attention_output_gate: bool = False
+    """The query projection also gates the attention output (`attn_output_gate`, Qwen3.5/3.6,
+    Qwen3-Next): twice the query width."""
+    partial_rotary_factor: float = Field(default=1.0, gt=0, le=1)
+    """Share of each head that is rotated (`partial_rotary_factor`): the width of vLLM's rotary
+    cos/sin cache, which loads with the weights."""
+    multimodal_rope: bool = False
+    """M-RoPE (`mrope_section` in the rope parameters, Qwen-VL and Qwen3.5/3.6): vLLM's
+    MRotaryEmbedding caches four times max_position_embeddings positions (for video)."""
+    vision_params_billion: float = Field(default=0.0, ge=0)
+    """Parameters of the vision tower and its projector (0: none), loaded unless vLLM runs the
+    language model only (`--language-model-only`)."""
     min_vllm_version: str | None = None
     """First vLLM release that runs this architecture."""
 
@@ -158,29 +182,30 @@ class ModelArchitecture(_Facts):
 
     @property
     def total_weights_gib(self) -> float:
-        """Weights in memory: the catalog figure, else parameters x bytes per parameter."""
+        """The checkpoint as loaded on one GPU: the catalog figure, else per tensor from the
+        shapes and the quantization's packing (`checkpoint.checkpoint_bytes`); vision included,
+        MTP layers not (they load only as a speculative draft)."""
         if self.weights_gib is not None:
             return self.weights_gib
-        return self.params_billion * 1e9 * self.bytes_per_param / 2**30
-
-    @property
-    def bytes_per_param(self) -> float:
-        if self.quantization in QUANTIZED_BYTES:
-            return QUANTIZED_BYTES[self.quantization]
-        return {"bfloat16": 2.0, "float16": 2.0, "float32": 4.0}[self.weights_dtype]
+        return checkpoint_bytes(self).loaded_total() / 2**30
 
     @property
     def is_fp8(self) -> bool:
         return self.quantization in ("fp8", "fp8_e4m3", "compressed-tensors-fp8")
 
 
-# Bytes per parameter of quantized checkpoints (ignores the few layers kept in 16 bits).
-QUANTIZED_BYTES: dict[str, float] = {
-    "fp8": 1.0, "fp8_e4m3": 1.0, "int8": 1.0, "awq": 0.5, "gptq": 0.5, "gptq-int4": 0.5,
-    # MXFP4 experts (4.25 bits) beside 16-bit attention and embeddings: gpt-oss-20b's published
-    # 12.8 GiB over 20.91B parameters (the larger of the two gpt-oss ratios, so never short)
-    "mxfp4": 0.66,
-}
+
+class LoggedLoad(_Facts):
+    """A real start-up of the model: what vLLM logged as "Model loading took" on one GPU."""
+
+    tp: int = Field(ge=1)
+    gib_per_gpu: float = Field(gt=0)
+    vllm: str
+    gpu: str
+    source: str = Field(pattern=r"^https://")
+    language_model_only: bool = False
+    """Started with `--language-model-only`: the vision tower was not loaded."""
+    note: str | None = None
 
 
 class CatalogEntry(ModelArchitecture):
@@ -190,10 +215,13 @@ class CatalogEntry(ModelArchitecture):
     """The published config.json the facts are read from."""
     notes: str | None = None
     """Where a fact does not come from the config.json (weights' size, vLLM release), and why."""
+    logged_loads: tuple[LoggedLoad, ...] = ()
+    """Public start-up logs of this model (or a fine-tune of the same shapes): the per-tensor
+    weights are checked against them (tests/planner/test_weights_per_gpu.py)."""
 
     def architecture_facts(self) -> ModelArchitecture:
         """The facts alone, as an inline `model.architecture` would give them."""
-        return ModelArchitecture.model_validate(self.model_dump(exclude={"source", "notes"}))
+        return ModelArchitecture.model_validate(self.model_dump(exclude={"source", "notes", "logged_loads"}))
 
 
 def _load_catalog() -> dict[str, CatalogEntry]:

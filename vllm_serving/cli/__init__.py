@@ -12,7 +12,7 @@ from vllm_serving.findings import ConfigError
 from vllm_serving.terminal_text import EscapingStream
 
 # Each subcommand lives in its own module with `register(subparsers)`.
-COMMANDS = ("init", "plan", "check", "capacity", "render", "catalogs", "diff", "affected", "smoke")
+COMMANDS = ("init", "plan", "check", "capacity", "render", "catalogs", "diff", "affected", "smoke", "calibrate")
 DISTRIBUTION = "vllm-serving"
 """The project's name in pyproject.toml: `--version` reads its installed metadata."""
 

@@ -16,6 +16,7 @@ from vllm_serving import rules
 from vllm_serving.catalog.gpus import GPUS, GpuSpec, find_gpu, suggest_gpu
 from vllm_serving.catalog.hf_config import load_hf_config
 from vllm_serving.catalog.models import MODELS, ModelArchitecture, find_model, suggest_model
+from vllm_serving.cli.capacity_tp import choose_tp
 from vllm_serving.findings import PROJECT, ConfigError, Finding
 from vllm_serving.planner.capacity import (
     PINNED_VLLM_VERSION,
@@ -101,7 +102,7 @@ def register(subparsers: Any) -> None:
                         help="a Hugging Face config.json as published")
     parser.add_argument("--gpu", help="catalog GPU, e.g. A100-80GB")
     parser.add_argument("--gpus", type=_positive_int, help="GPUs available (default: TP x PP)")
-    parser.add_argument("--tp", type=int, help="tensor parallel size")
+    parser.add_argument("--tp", type=int, help="tensor parallel size (default: the smallest that fits)")
     parser.add_argument("--pp", type=int, help="pipeline parallel size (default 1)")
     parser.add_argument("--dtype", choices=get_args(Dtype), help="--dtype (default auto)")
     parser.add_argument("--kv-cache-dtype", choices=get_args(KvCacheDtype), help="default auto")
@@ -164,10 +165,10 @@ def _model(args: argparse.Namespace) -> ModelArchitecture | str:
 
 def _ad_hoc_problem(args: argparse.Namespace) -> str | None:
     if args.model is None and args.model_config is None:
-        return "give a STACK, or --model (or --model-config), --gpu and --tp"
-    if args.gpu is None or args.tp is None:
-        return "--gpu and --tp are needed with --model / --model-config"
-    tp, pp = args.tp, args.pp or 1
+        return "give a STACK, or --model (or --model-config) and --gpu"
+    if args.gpu is None:
+        return "--gpu is needed with --model / --model-config"
+    tp, pp = args.tp or 1, args.pp or 1
     if tp < 1 or pp < 1:
         return "--tp and --pp must be at least 1"
     if args.gpus is not None and tp * pp > args.gpus:
@@ -202,7 +203,7 @@ def _ad_hoc_spec(args: argparse.Namespace, model: ModelArchitecture, gpu: GpuSpe
         _pinned_tag(args.project_dir))
     model_section: dict[str, Any] = {"name": args.model} if args.model else {"architecture": model}
     values = {
-        f"{PROJECT}:hardware": {"gpu": gpu.name, "count": args.gpus or args.tp * (args.pp or 1)},
+        f"{PROJECT}:hardware": {"gpu": gpu.name, "count": args.gpus or (args.tp or 1) * (args.pp or 1)},
         f"{PROJECT}:image": {"tag": tag},
         f"{PROJECT}:model": model_section | {"hostPath": "/models/model"},
         f"{PROJECT}:engine": _engine_values(args),
@@ -261,6 +262,8 @@ def _answer(args: argparse.Namespace) -> tuple[ServingSpec, CapacityInputs, list
         return _error(f"unknown GPU '{args.gpu}'; did you mean {close}?")
     try:
         spec, version_source = _ad_hoc_spec(args, model, gpu)
+        if args.tp is None:  # the smallest TP that fits, said in the summary
+            spec, args.tp_choice = choose_tp(args, model, lambda a: _ad_hoc_spec(a, model, gpu)[0])
     except ConfigError as exc:
         return _config_errors(exc.findings)
     findings = [_name_flag(f) for f in rules.check(spec)
@@ -291,12 +294,16 @@ def run(args: argparse.Namespace) -> int:
     at_asked = result if asked == result.max_model_len else plan(inputs.model_copy(update={"max_model_len": asked}))
     for_context = None if args.for_context is None else {
         "tokens": asked, "max_concurrency": round(at_asked.max_concurrency, 2),
+        "pessimistic_max_concurrency": round(at_asked.pessimistic_max_concurrency, 2),
         "within_max_model_len": asked <= result.max_model_len}
     if args.json:
         print(_json(result, findings, for_context))
     else:
         question = Question(label=_label(args, spec), asked_tokens=asked, asked_concurrency=at_asked.max_concurrency,
-                            max_position_embeddings=spec.model.max_position_embeddings)
+                            max_position_embeddings=spec.model.max_position_embeddings,
+                            asked_pessimistic_concurrency=at_asked.pessimistic_max_concurrency,
+                            tp_choice=getattr(args, "tp_choice", None))
         print(capacity_text(result, question, findings, scope))
-    failed = not (result.weights_fit and result.fits_one_request)
+    failed = not (result.weights_fit and result.fits_one_request) or result.max_model_len > (
+        spec.model.max_position_embeddings)
     return 1 if failed or any(f.blocks for f in findings) else 0

@@ -9,8 +9,10 @@ from typing import Any
 from vllm_serving.cli.stacks import STACK_HELP, load_stack
 from vllm_serving.findings import ConfigError, finding_line
 from vllm_serving.fleet import fleet_hosts
+from vllm_serving.planner.capacity import plan_capacity
 from vllm_serving.render.docker_run import flag_lines
 from vllm_serving.rules import check
+from vllm_serving.views.capacity_summary import stack_question, summary_lines
 from vllm_serving.views.fleet import fleet_plan, host_lines
 from vllm_serving.views.plan import deployment_plan, set_values
 
@@ -60,7 +62,6 @@ def _text(plan: dict[str, Any]) -> str:
         *_block("vLLM argv", list(flag_lines(tuple(plan["vllmArgs"])))),
         *_block("Env", [*[f"{k}={v}" for k, v in plan["env"].items()],
                         *[f"{k}=<secret>" for k in plan["secretEnv"]]]),
-        *_block("Capacity", [f"{k:<34} {v}" for k, v in set_values(plan.get("capacity") or {}).items()]),
         *_block("Scale out", [f"{k:<34} {v}" for k, v in (plan.get("scaleOut") or {}).items()]),
         *_block("Findings", [finding_line(f) for f in plan["findings"]]),
         *_block("Resources `pulumi up` would create", [f"{r['type']:<42} {r['name']}" for r in plan["resources"]]),
@@ -79,5 +80,13 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(errors)
     hosts = fleet_hosts(spec)
     plan = fleet_plan(spec, hosts, findings) if hosts else deployment_plan(spec, findings)
-    print(json.dumps(plan, indent=2) if args.json else _text(plan))
+    if args.json:
+        print(json.dumps(plan, indent=2))
+        return 0
+    # the capacity answer first, in the words `capacity` uses; its raw fields are in --json
+    served = hosts[0].spec if hosts else spec
+    capacity = plan_capacity(served)
+    where = "each host: " if len(hosts) > 1 else ""
+    print("\n".join(summary_lines(capacity, stack_question(served, capacity, where), findings)) + "\n")
+    print(_text(plan))
     return 0

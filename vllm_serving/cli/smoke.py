@@ -6,7 +6,9 @@ max_model_len; a one-token chat completion; reasoning apart from the content (wh
 parser is set); a tool-call round trip with JSON arguments (when auto tool choice is on); 401
 without the API key and 200 with it (when the stack sets apiKey; the key is read from
 VLLM_SERVING_SECRET_APIKEY, e.g. `VLLM_SERVING_SECRET_APIKEY=$(pulumi config get apiKey)`, and
-never printed); /metrics exposes vllm:num_requests_running and vllm:kv_cache_usage_perc.
+never printed); /metrics exposes vllm:num_requests_running and vllm:kv_cache_usage_perc; the KV
+cache vLLM sized (vllm:cache_config_info) beside the plan's, with the drift, and at least
+capacity.minConcurrency requests of maxModelLen.
 
 A Docker fleet (target.hosts): every host, each against its own baseUrl, one block of rows per
 host and a line naming the hosts that failed; `--host ID` checks one host (at `--base-url`, if

@@ -31,6 +31,7 @@ from vllm_serving.planner.capacity_plan import MemoryTerm
 from vllm_serving.planner.compute_dtype import DTYPE_BYTES, kv_dtype_bytes
 from vllm_serving.planner.compute_dtype import compute_dtype as compute_dtype  # re-exported for the rules
 from vllm_serving.planner.cpu_kv_space import CPU_BLOCK_SIZE, kv_space_gib
+from vllm_serving.planner.error_band import band_for
 from vllm_serving.planner.kv_sizing import KvLayout, default_prefix_caching, kv_layout, linear_state_bytes
 from vllm_serving.planner.memory_budget import PINNED_VLLM_VERSION as PINNED_VLLM_VERSION
 from vllm_serving.planner.memory_budget import (
@@ -38,10 +39,12 @@ from vllm_serving.planner.memory_budget import (
     draft_weights_gib,
     estimate_cudagraphs_env,
     hybrid_kv_cache_manager,
+    language_model_only,
     model_shape,
     version_for_tag,
 )
 from vllm_serving.planner.mla_backends import mla_backend, mla_disabled_env, preferred_block_size, uses_mla
+from vllm_serving.planner.weights_per_gpu import GpuWeights, weights_per_gpu
 from vllm_serving.spec import ServingSpec
 
 GIB = 2**30
@@ -104,34 +107,40 @@ class CapacityInputs(BaseModel):
     """Image's vLLM version; unset: the project's pinned release."""
     vllm_version_source: str | None = None
     """Where the version came from, for the reader (image tag, --vllm-version, the pin)."""
+    language_model_only: bool = False
+    """`--language-model-only` (v0.17 on): a multimodal model's vision tower is not loaded."""
+    compile_cache_warm: bool = False
+    """torch.compile's cache holds the model's kernels already (a restart); unset: a first start."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """The server's environment: it picks the sampler (VLLM_USE_FLASHINFER_SAMPLER) and the
+    model runner (VLLM_USE_V2_MODEL_RUNNER) the profiling run uses."""
 
 
-def _weights_gib(inputs: CapacityInputs, compute: str) -> float:
-    """The whole checkpoint in memory (all GPUs together)."""
-    model = inputs.model
-    total = model.total_weights_gib
-    if model.quantization is None:
-        # Unquantized checkpoints load in the compute dtype (float32 doubles a bf16 checkpoint);
-        # --quantization fp8 halves them.
-        target = 1 if inputs.quantization == "fp8" else DTYPE_BYTES[compute]
-        total *= target / DTYPE_BYTES[model.weights_dtype]
-    return total
+def gpu_weights(inputs: CapacityInputs, compute: str) -> GpuWeights:
+    """One GPU's weights per tensor (planner/weights_per_gpu.py): sharding, 16-bit leftovers of
+    a quantized checkpoint, KV-head duplication, the rotary cache, the vision tower."""
+    return weights_per_gpu(
+        inputs.model, tp=inputs.tp, pp=inputs.pp, compute_bytes=DTYPE_BYTES[compute],
+        online_fp8=inputs.quantization == "fp8", language_model_only=inputs.language_model_only,
+        capability=inputs.gpu.compute_capability)
 
 
-def _memory(inputs: CapacityInputs, compute: str, total_weights: float) -> MemoryEstimate:
+def _memory(inputs: CapacityInputs, compute: str, weights: GpuWeights) -> MemoryEstimate:
     """vLLM's "Available KV cache memory" for these inputs, term by term."""
-    gpus = inputs.tp * inputs.pp
     version = inputs.vllm_version or PINNED_VLLM_VERSION
     return estimate_available_memory(MemoryInputs(
         vllm_version=".".join(map(str, version)), gpu_total_gib=inputs.gpu.cuda_memory_gib,
-        gpu_name=inputs.gpu.product_label, weights_gib=total_weights / gpus,
+        gpu_name=inputs.gpu.product_label, weights_gib=weights.per_gpu_gib,
         model=model_shape(inputs.model, DTYPE_BYTES[compute]),
-        draft_weights_gib=draft_weights_gib(inputs.model, total_weights, inputs.draft_attention_layers,
-                                            DTYPE_BYTES[compute], inputs.tp),
+        draft_weights_gib=draft_weights_gib(inputs.model, inputs.draft_attention_layers, DTYPE_BYTES[compute],
+                                            inputs.tp),
         gpu_memory_utilization=inputs.gpu_memory_utilization, tp=inputs.tp, pp=inputs.pp,
         max_num_batched_tokens=inputs.max_num_batched_tokens, max_num_seqs=inputs.max_num_seqs,
         enforce_eager=inputs.enforce_eager, cudagraph_mode=inputs.cudagraph_mode,
         num_speculative_tokens=inputs.num_speculative_tokens, estimate_cudagraphs=inputs.estimate_cudagraphs,
+        env=inputs.env, compute_capability=inputs.gpu.compute_capability, sm_count=inputs.gpu.sm_count,
+        architecture=inputs.model.architecture, compile_cache_warm=inputs.compile_cache_warm,
+        quantized=inputs.model.quantization is not None or inputs.quantization is not None,
     ))
 
 
@@ -161,8 +170,8 @@ def plan(inputs: CapacityInputs) -> CapacityPlan:
     compute = compute_dtype(model, gpu, inputs.dtype)
     max_len = inputs.max_model_len or model.max_position_embeddings
 
-    total_weights = _weights_gib(inputs, compute)
-    memory = _memory(inputs, compute, total_weights)
+    weights = gpu_weights(inputs, compute)
+    memory = _memory(inputs, compute, weights)
     term = {t.name: t.gib for t in memory.terms}
     from_log = inputs.available_kv_gib is not None
     available = inputs.available_kv_gib if inputs.available_kv_gib is not None else memory.available_kv_gib
@@ -177,7 +186,15 @@ def plan(inputs: CapacityInputs) -> CapacityPlan:
     num_blocks = layout.num_blocks(avail_bytes)
     concurrency = layout.max_concurrency(num_blocks)
     by_memory = layout.longest_request(num_blocks, limit=model.max_position_embeddings)
-    non_torch = term["non_torch"] + term.get("linear_attention_kernels", 0.0)
+    # an estimate is judged where the release's logs say it may be off; a given figure is exact
+    band = band_for(memory.release)
+    judged = 0.0 if from_log or not gpu.cuda_memory_gib else band.judged_optimistic
+    worst = available / (1 + judged) if available > 0 else available
+    worst_blocks = layout.num_blocks(max(0, int(worst * GIB)))
+    worst_concurrency = layout.max_concurrency(worst_blocks)
+    worst_fits = min(layout.longest_request(worst_blocks, limit=model.max_position_embeddings),
+                     model.max_position_embeddings)
+    non_torch = term["non_torch"]
     version = inputs.vllm_version or PINNED_VLLM_VERSION
     return CapacityPlan(
         model=model.architecture, gpu=gpu.name, tp=inputs.tp, pp=inputs.pp, dtype=compute,
@@ -193,8 +210,8 @@ def plan(inputs: CapacityInputs) -> CapacityPlan:
         memory_accounting_release=memory.release + ("" if memory.exact_release else " (nearest older read)"),
         gpu_total_gib=gpu.cuda_memory_gib, max_num_batched_tokens=memory.max_num_batched_tokens,
         max_num_seqs=memory.max_num_seqs, cudagraph_mode=_graph_mode(inputs),
-        weights_gib_per_gpu=total_weights / (inputs.tp * inputs.pp),
-        draft_weights_gib_per_gpu=term["weights"] - total_weights / (inputs.tp * inputs.pp),
+        weights_gib_per_gpu=weights.per_gpu_gib,
+        draft_weights_gib_per_gpu=term["weights"] - weights.per_gpu_gib,
         budget_gib=memory.requested_gib, activation_gib=term["activation_peak"], non_torch_gib=non_torch,
         cuda_graph_gib=term["cuda_graphs"], cudagraph_estimate_gib=memory.cudagraph_estimate_gib,
         overhead_gib=term["activation_peak"] + non_torch + term["cuda_graphs"],
@@ -204,13 +221,16 @@ def plan(inputs: CapacityInputs) -> CapacityPlan:
         page_size_bytes=layout.page_size_bytes, num_gpu_blocks=num_blocks,
         blocks_per_request=layout.blocks_per_request(max_len),
         kv_cache_tokens=num_blocks * layout.group_size // layout.attention_layers * layout.block_size,
-        vllm_logged_kv_tokens=_logged_tokens(memory.release, layout, num_blocks, concurrency, max_len),
+        vllm_logged_kv_tokens=vllm_logged_tokens(memory.release, layout, num_blocks, concurrency, max_len),
         sliding_window=layout.sliding_window,
         max_concurrency=concurrency,
         max_model_len_that_fits=min(by_memory, model.max_position_embeddings),
         longest_context_by_memory=by_memory,
         context_limited_by="memory" if by_memory < model.max_position_embeddings else "model",
         weights_fit=from_log or memory.available_kv_gib > 0, fits_one_request=concurrency >= 1,
+        judged_error=judged, error_band=band.words() if judged else "", pessimistic_available_kv_gib=worst,
+        pessimistic_max_concurrency=worst_concurrency, pessimistic_max_model_len_that_fits=worst_fits,
+        fits_pessimistic=worst_concurrency >= 1,
         memory_terms=tuple(MemoryTerm(name=t.name, gib=t.gib, source=t.source) for t in memory.terms),
     )
 
@@ -246,6 +266,7 @@ def spec_inputs(spec: ServingSpec) -> CapacityInputs:
         hybrid_kv_cache_manager=hybrid_kv_cache_manager(tag, engine.extra_args),
         mla_disabled=mla_disabled_env(engine.env),
         vllm_version=version, vllm_version_source=version_source,
+        language_model_only=language_model_only(tag, engine.extra_args), env=dict(engine.env),
         available_kv_gib=kv_space_gib(engine.env) if cpu else None, block_size=CPU_BLOCK_SIZE if cpu else None,
     )
 
@@ -254,7 +275,7 @@ def plan_capacity(spec: ServingSpec) -> CapacityPlan:
     return plan(spec_inputs(spec))
 
 
-def _logged_tokens(release: str, layout: KvLayout, num_blocks: int, concurrency: float, max_len: int) -> int:
+def vllm_logged_tokens(release: str, layout: KvLayout, num_blocks: int, concurrency: float, max_len: int) -> int:
     """vLLM's "GPU KV cache size: N tokens", as the release computes it (memory_accounting.json
     `logged_kv_tokens`): blocks per group up to v0.20.0, concurrency x max-model-len from v0.20.2."""
     rule = resolve_release(release)[0].raw.get("logged_kv_tokens", "blocks_per_group")

@@ -91,6 +91,18 @@ class CapacityPlan(BaseModel):
     """What bounds max_model_len_that_fits: the KV memory or the model's max_position_embeddings."""
     weights_fit: bool
     fits_one_request: bool
+    judged_error: float = 0.0
+    """The optimistic error the plan is judged at (error_band.py: the release's measured band,
+    widened to all releases' where it has few logs); 0 where the KV memory is given, not estimated."""
+    error_band: str = Field(default="", exclude=True)
+    """The release's measured error band in words (the text views)."""
+    pessimistic_available_kv_gib: float = 0.0
+    """The KV memory if vLLM finds as much less than estimated as the judged error: what the
+    stack is judged by."""
+    pessimistic_max_concurrency: float = 0.0
+    pessimistic_max_model_len_that_fits: int = 0
+    fits_pessimistic: bool = False
+    """One full maxModelLen request fits the pessimistic KV memory too."""
     memory_terms: tuple[MemoryTerm, ...] = Field(default=(), exclude=True)
     """Each subtracted term with its source (`memory_breakdown`; not in `as_dict`)."""
 
@@ -98,7 +110,7 @@ class CapacityPlan(BaseModel):
         """Display form: GiB to 2 decimals, concurrency to 2 (as vLLM logs it)."""
         out: dict[str, object] = {}
         for name, value in self.model_dump().items():
-            out[name] = round(value, 2) if isinstance(value, float) else value
+            out[name] = round(value, 4 if name == "judged_error" else 2) if isinstance(value, float) else value
         return out
 
     def memory_breakdown(self) -> list[dict[str, object]]:

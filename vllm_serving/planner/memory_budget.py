@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
+from vllm_serving.catalog.checkpoint import checkpoint_bytes, element_counts
 from vllm_serving.catalog.models import ModelArchitecture
 from vllm_serving.engine.release_registry import VllmRelease, release_for_tag
 from vllm_serving.planner.available_memory import CudagraphMode, ModelShape, parse_version
@@ -95,17 +96,22 @@ def model_shape(model: ModelArchitecture, compute_bytes: int) -> ModelShape:
     )
 
 
-def draft_weights_gib(model: ModelArchitecture, total_weights_gib: float, draft_layers: int,
-                      compute_bytes: int, tp: int) -> float:
-    """Per-GPU weights of an MTP draft: its decoder layers (the target's average layer) plus the
-    fc that joins embedding and hidden state (2 x hidden -> hidden). It shares the target's
-    embedding and lm_head (v1/spec_decode/eagle.py _maybe_share_embeddings/_maybe_share_lm_head)."""
+def draft_weights_gib(model: ModelArchitecture, draft_layers: int, compute_bytes: int, tp: int) -> float:
+    """Per-GPU weights of an MTP draft: the checkpoint's MTP tensors (`mtp` kind: its decoder
+    layers and the fc joining embedding and hidden state, catalog/checkpoint.py), split by TP.
+    It shares the target's embedding and lm_head (v1/spec_decode/eagle.py
+    _maybe_share_embeddings/_maybe_share_lm_head)."""
     if not draft_layers:
         return 0.0
-    embeddings = 2 * model.vocab_size * model.hidden_size * compute_bytes / 2**30
-    layer = max(0.0, total_weights_gib - embeddings) / model.num_hidden_layers
-    fc = 2 * model.hidden_size * model.hidden_size * compute_bytes / 2**30
-    return draft_layers * (layer + fc) / tp
+    ckpt = checkpoint_bytes(model)
+    per_layer = ckpt.get("mtp") / max(1, model.mtp_layers)
+    if not per_layer:  # no MTP tensors stated: one average decoder layer and the fc
+        element = ckpt.loaded_total() / max(1.0, sum(element_counts(model).values()) - element_counts(model)["mtp"])
+        per_layer = (ckpt.loaded_total() - ckpt.get("embedding") - ckpt.get("lm_head") - ckpt.get("vision")) / (
+            model.num_hidden_layers) + 2 * model.hidden_size ** 2 * element
+    stored = 4 if model.weights_dtype == "float32" else 2
+    scale = compute_bytes / stored if model.quantization is None else 1.0
+    return draft_layers * per_layer * scale / tp / 2**30
 
 
 def _values(release: VllmRelease, extra_args: Sequence[str], flag: str) -> list[tuple[str, str]]:
@@ -172,6 +178,15 @@ def hybrid_kv_cache_manager(tag: str | None, extra_args: Sequence[str]) -> bool:
         return not disabled
     # Explicitly kept on, KV events make vLLM refuse to start; unset, they and a connector turn it off.
     return not any(_values(release, extra_args, flag) for flag in ("--kv-events-config", "--kv-transfer-config"))
+
+
+def language_model_only(tag: str | None, extra_args: Sequence[str]) -> bool:
+    """`--language-model-only` (config/multimodal.py MultiModalConfig, v0.17 on): every modality
+    limit 0, so the model's vision tower is not built (models/interfaces.py _mark_tower_model)."""
+    if not extra_args:
+        return False
+    release, _ = release_for_tag(tag)
+    return bool(_switch(release, extra_args, "--language-model-only"))
 
 
 def estimate_cudagraphs_env(env: Mapping[str, str]) -> bool | None:

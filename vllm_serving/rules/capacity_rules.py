@@ -1,8 +1,11 @@
-"""Memory: the weights fit, the KV cache holds one full request (from the capacity planner)."""
+"""Memory: the weights fit, the KV cache holds one full request (from the capacity planner),
+and still does at the release's worst measured error; capacity.minConcurrency is met there."""
 
 from __future__ import annotations
 
 from vllm_serving.findings import Severity, config_key
+from vllm_serving.planner.capacity import spec_inputs
+from vllm_serving.planner.margin import context_for, utilization_for
 from vllm_serving.rules.base import Context, Facts, Rule, gib
 
 UTIL = config_key("engine", "gpuMemoryUtilization")
@@ -28,6 +31,39 @@ def _kv(ctx: Context) -> Facts | None:
         "len": plan.max_model_len, "kv": gib(plan.available_kv_gib),
         "tokens": plan.kv_cache_tokens, "fits": plan.max_model_len_that_fits,
     }
+
+
+def _margin(ctx: Context, requests: float) -> str:
+    """The change that gives the pessimistic plan `requests` full requests, in words."""
+    inputs = spec_inputs(ctx.spec)
+    fixes = []
+    util = utilization_for(inputs, ctx.plan, requests)
+    if util is not None:
+        fixes.append(f"raise engine.gpuMemoryUtilization to {util:.2f}")
+    length = context_for(inputs, ctx.plan, requests)
+    if length is not None and length < ctx.plan.max_model_len:
+        fixes.append(f"lower engine.maxModelLen to {length}")
+    fixes.append("add GPUs (engine.tensorParallelSize)")
+    return ", or ".join(fixes)
+
+
+def _tight(ctx: Context) -> Facts | None:
+    plan = ctx.plan
+    if not plan.weights_fit or not plan.fits_one_request or plan.fits_pessimistic:
+        return None
+    return {"len": plan.max_model_len, "kv": gib(plan.available_kv_gib),
+            "worst": gib(plan.pessimistic_available_kv_gib), "band": plan.error_band,
+            "fits": plan.pessimistic_max_model_len_that_fits, "margin": _margin(ctx, 1)}
+
+
+def _min_concurrency(ctx: Context) -> Facts | None:
+    wanted = ctx.settings.capacity.min_concurrency
+    plan = ctx.plan
+    if wanted is None or not plan.weights_fit or plan.pessimistic_max_concurrency >= wanted:
+        return None
+    return {"want": f"{wanted:g}", "len": plan.max_model_len, "got": f"{plan.pessimistic_max_concurrency:.2f}",
+            "expected": f"{plan.max_concurrency:.2f}", "band": plan.error_band or "the given KV memory",
+            "margin": _margin(ctx, wanted)}
 
 
 def _high(ctx: Context) -> Facts | None:
@@ -57,6 +93,26 @@ RULES: tuple[Rule, ...] = (
          "vLLM refuses to start: \"... is larger than the maximum number of tokens that can be "
          "stored in KV cache\".",
          "vllm_serving/planner/kv_sizing.py; vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory", _kv),
+    Rule("capacity-tight", Severity.WARNING, config_key("engine", "maxModelLen"),
+         "one request of maxModelLen {len} tokens fits the estimated KV cache ({kv} GiB per GPU) but not what "
+         "vLLM may find at the release's worst measured error ({worst} GiB: {band}); at that error the "
+         "longest request is {fits} tokens",
+         "{margin}",
+         "The KV cache holds one full maxModelLen request even if vLLM finds as little memory as the "
+         "release's most optimistic logged estimate implies.",
+         "Inside the estimate's error band vLLM may refuse to start (\"... larger than the maximum number of "
+         "tokens that can be stored in KV cache\").",
+         "vllm_serving/planner/error_band.py; tests/fixtures/startup_logs; "
+         "vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory", _tight),
+    Rule("capacity-below-min-concurrency", Severity.ERROR, config_key("capacity", "minConcurrency"),
+         "capacity.minConcurrency is {want} requests of {len} tokens, but the KV cache holds {got} at the "
+         "release's worst measured error ({expected} as estimated; {band})",
+         "{margin}, or lower capacity.minConcurrency",
+         "The pessimistic plan holds capacity.minConcurrency full maxModelLen requests at once.",
+         "Requests beyond what the KV cache holds wait or are preempted: the promised concurrency "
+         "is not there (vllm:num_requests_waiting grows).",
+         "vllm_serving/planner/capacity.py; vllm/v1/core/kv_cache_utils.py "
+         "get_max_concurrency_for_kv_cache_config", _min_concurrency),
     Rule("gpu-memory-utilization-high", Severity.WARNING, UTIL,
          "gpuMemoryUtilization {util} leaves under 5% of each GPU for CUDA graphs, NCCL and "
          "other processes",

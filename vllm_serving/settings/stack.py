@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from vllm_serving.settings.base import Section
+from vllm_serving.settings.capacity import CapacitySettings
 from vllm_serving.settings.container import ContainerSettings, NetworkSettings
 from vllm_serving.settings.engine import EngineSettings
 from vllm_serving.settings.hardware import HardwareSettings
@@ -50,6 +51,8 @@ class StackSettings(Section):
     """Metrics scraping, alerts and the Grafana dashboard."""
     waivers: Waivers = ()
     """Findings this stack sets aside on purpose, each `{code, reason}` and optionally `key` (docs/rules.md)."""
+    capacity: CapacitySettings = Field(default_factory=CapacitySettings)
+    """What the KV cache must hold (capacity.minConcurrency), checked at preview and by smoke."""
     secrets_set: frozenset[str] = frozenset()
     """Names of the secret keys present in the stack (values stay with Pulumi)."""
 

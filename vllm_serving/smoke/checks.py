@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from vllm_serving.smoke.expectations import Expectations
+from vllm_serving.smoke.kv_cache_check import METRIC, kv_cache_detail
 from vllm_serving.smoke.probe import API_KEY_VARIABLE, CheckFailed, Probe, dig, snippet
 
 # A question with a short answer, so the thinking is short too.
@@ -155,6 +156,11 @@ def check_metrics(probe: Probe, _: Expectations) -> str:
     return ", ".join(METRICS)
 
 
+def check_kv_cache(probe: Probe, expected: Expectations) -> str:
+    assert expected.kv_cache is not None  # applies() keeps CPU targets out
+    return kv_cache_detail(probe.get("/metrics", auth=False).expect_ok().text, expected.kv_cache)
+
+
 CHECKS: tuple[Check, ...] = (
     Check("health", "/health answers 200", _always, "", check_health),
     Check("models", "/v1/models lists the served name with the configured max_model_len", _always, "",
@@ -169,6 +175,9 @@ CHECKS: tuple[Check, ...] = (
     Check("api-key", "/v1/models refuses a request without the key (401) and accepts it with the key",
           lambda e: e.api_key, "the stack sets no apiKey secret", check_api_key),
     Check("metrics", "/metrics exposes " + " and ".join(METRICS), _always, "", check_metrics),
+    Check("kv-cache", f"{METRIC} on /metrics: the KV cache vLLM sized beside the plan's, with the drift; at least "
+          "capacity.minConcurrency requests", lambda e: e.kv_cache is not None,
+          "a CPU target's KV cache is VLLM_CPU_KVCACHE_SPACE, not sized by profiling", check_kv_cache),
 )
 REQUESTS_PER_CHECK = 2  # the most any check sends; sizes the default overall deadline
 

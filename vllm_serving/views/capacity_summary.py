@@ -13,15 +13,16 @@ from dataclasses import dataclass
 
 from vllm_serving.findings import Finding, tally
 from vllm_serving.planner.capacity import CapacityPlan
+from vllm_serving.spec import ServingSpec
 
 # Term names in memory_accounting.json -> how the detail labels them.
 TERM_LABELS = {
     "weights": "weights{draft}",
     "activation_peak": "activation peak of the profiling run",
-    "non_torch": "non-torch memory (CUDA context growth{nccl})",
+    "non_torch": "non-torch memory (CUDA context growth{nccl}{graphs})",
     "cuda_graphs": "CUDA graphs",
-    "linear_attention_kernels": "linear-attention kernels (Gated DeltaNet)",
 }
+NON_TORCH_WITHOUT_GRAPHS = 0.18  # the base and NCCL terms; more is the graph-profiling residue
 LIMITS = {
     "memory": "the KV cache memory",
     "model": "the model's max_position_embeddings",
@@ -39,31 +40,74 @@ class Question:
     asked_concurrency: float
     """Requests of asked_tokens the KV cache holds at once."""
     max_position_embeddings: int
+    asked_pessimistic_concurrency: float | None = None
+    """The same at the release's worst measured error; None: as the plan's."""
+    tp_choice: str | None = None
+    """How the TP was chosen when the reader left it open (`the smallest that fits`)."""
 
 
 def _tokens(n: int) -> str:
     return f"{n:,}"
 
 
-def _fits(plan: CapacityPlan, errors: int) -> str:
+def stack_question(spec: ServingSpec, plan: CapacityPlan, where: str = "") -> Question:
+    """The question a stack asks: its model on its GPUs, at its own max-model-len."""
+    engine = spec.settings.engine
+    name = spec.settings.model.name or spec.settings.model.config_file or spec.model.architecture
+    tp, pp = engine.tensor_parallel_size or 1, engine.pipeline_parallel_size or 1
+    label = f"{where}{name} on {tp * pp} x {spec.gpu.name} (TP {tp}" + (f", PP {pp})" if pp > 1 else ")")
+    return Question(label=label, asked_tokens=plan.max_model_len, asked_concurrency=plan.max_concurrency,
+                    max_position_embeddings=spec.model.max_position_embeddings)
+
+
+def _model_limit(plan: CapacityPlan, question: Question) -> str:
+    return (f"does not fit: the model handles at most {_tokens(question.max_position_embeddings)} tokens "
+            f"(its max_position_embeddings; memory alone would hold {_tokens(plan.longest_context_by_memory)}): "
+            f"lower max-model-len to {_tokens(question.max_position_embeddings)} - more GPUs or memory cannot "
+            "raise the model's limit")
+
+
+def _fits(plan: CapacityPlan, question: Question, errors: int) -> str:
+    """The answer, with the limit that binds and the fix that helps."""
     if not plan.weights_fit:
         return ("does not fit - the weights do not fit each GPU's budget: more GPUs (TP), a quantized "
                 "checkpoint or more memory")
+    if plan.max_model_len > question.max_position_embeddings:
+        return _model_limit(plan, question)
     if not plan.fits_one_request:
-        return (f"does not fit: one {_tokens(plan.max_model_len)}-token request needs more KV cache than "
-                f"there is (at most {_tokens(plan.max_model_len_that_fits)} tokens)")
+        return (f"does not fit: one {_tokens(plan.max_model_len)}-token request needs more KV cache than the GPUs "
+                f"have (memory holds at most {_tokens(plan.longest_context_by_memory)} tokens): lower max-model-len "
+                "to that, or add GPUs (TP) or memory (utilization)")
+    if not plan.fits_pessimistic and plan.judged_error:
+        worst = _tokens(plan.pessimistic_max_model_len_that_fits)
+        return (f"fits only inside the estimate's error band: at the release's worst measured error "
+                f"({plan.judged_error:+.1%}) one request holds at most {worst} tokens (capacity-tight below "
+                "says what gives margin)")
     if errors:
         return f"fits in memory, but {errors} rule error(s) below stop the deployment"
-    return f"fits: the weights and a full {_tokens(plan.max_model_len)}-token request fit"
+    worst = f", also at the release's worst measured error ({plan.judged_error:+.1%})" if plan.judged_error else ""
+    return f"fits: the weights and a full {_tokens(plan.max_model_len)}-token request fit{worst}"
 
 
 def _kv(plan: CapacityPlan) -> str:
     if plan.available_kv_gib < 0:
         return f"no KV cache ({-plan.available_kv_gib:.2f} GiB short)"
-    return f"KV cache {plan.available_kv_gib:.2f} GiB"
+    worst = f" (at worst {plan.pessimistic_available_kv_gib:.2f})" if plan.judged_error else ""
+    return f"KV cache {plan.available_kv_gib:.2f} GiB{worst}"
+
+
+def _concurrency(plan: CapacityPlan, question: Question) -> str:
+    if question.asked_tokens > question.max_position_embeddings:
+        return f"none: the model cannot take a {_tokens(question.asked_tokens)}-token request"
+    text = f"{question.asked_concurrency:.1f} requests of {_tokens(question.asked_tokens)} tokens at once"
+    worst = question.asked_pessimistic_concurrency
+    worst = plan.pessimistic_max_concurrency if worst is None else worst
+    return text + (f" (at least {worst:.1f} at the worst measured error)" if plan.judged_error else "")
 
 
 def summary_lines(plan: CapacityPlan, question: Question, findings: Sequence[Finding]) -> list[str]:
+    """The answer a reader wants first: fits or not (and why not), the longest context and what
+    limits it, concurrency, weights and KV cache per GPU, the error band it is judged by."""
     errors = sum(f.blocks for f in findings)
     limit = LIMITS[plan.context_limited_by]
     longest = (f"{_tokens(plan.max_model_len_that_fits)} tokens, limited by {limit} "
@@ -71,15 +115,17 @@ def summary_lines(plan: CapacityPlan, question: Question, findings: Sequence[Fin
                f"{_tokens(question.max_position_embeddings)})")
     if plan.max_model_len < plan.max_model_len_that_fits:
         longest += f"; max-model-len {_tokens(plan.max_model_len)} caps what the server accepts"
+    tp = f"; TP {plan.tp}: {question.tp_choice}" if question.tp_choice else ""
     lines = [
-        f"{question.label}, vLLM v{plan.vllm_version}",
-        f"  Answer:           {_fits(plan, errors)}",
+        f"{question.label}, vLLM v{plan.vllm_version}{tp}",
+        f"  Answer:           {_fits(plan, question, errors)}",
         f"  Longest context:  {longest}",
-        f"  Concurrency:      {question.asked_concurrency:.1f} requests of {_tokens(question.asked_tokens)} tokens "
-        "at once",
+        f"  Concurrency:      {_concurrency(plan, question)}",
         f"  Per {'GPU' if plan.gpu_total_gib else 'CPU'}:          weights {plan.weights_gib_per_gpu:.2f} GiB, "
         f"{_kv(plan)}" + (f"; CUDA total {plan.gpu_total_gib:.2f} GiB" if plan.gpu_total_gib else ""),
     ]
+    if plan.judged_error:
+        lines.append(f"  Error band:       {plan.error_band}")
     if question.asked_tokens > plan.max_model_len:
         lines.append(f"  Note:             requests over max-model-len ({_tokens(plan.max_model_len)}) are refused "
                      "by the server")
@@ -90,7 +136,8 @@ def _term_label(name: str, plan: CapacityPlan) -> str:
     draft = (f" (model {plan.weights_gib_per_gpu:.2f} + speculative draft {plan.draft_weights_gib_per_gpu:.2f})"
              if plan.draft_weights_gib_per_gpu else "")
     nccl = ", NCCL" if plan.tp * plan.pp > 1 else ""
-    label = TERM_LABELS.get(name, name).format(draft=draft, nccl=nccl)
+    graphs = ", what graph profiling leaves" if plan.non_torch_gib > NON_TORCH_WITHOUT_GRAPHS else ""
+    label = TERM_LABELS.get(name, name).format(draft=draft, nccl=nccl, graphs=graphs)
     if name == "activation_peak":
         label += f" ({_tokens(plan.max_num_batched_tokens)} batched tokens, {plan.max_num_seqs} seqs)"
     if name == "cuda_graphs" and plan.cuda_graph_gib == 0 and plan.cudagraph_estimate_gib:

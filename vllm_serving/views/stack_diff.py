@@ -48,6 +48,7 @@ SETTINGS_KEYS: dict[str, tuple[str, ...] | None] = {
     "kubernetes": ALL,
     "preflight": ALL,
     "observability": ALL,
+    "capacity": ALL,
 }
 # Keys of the settings sections taken whole that the plan already shows, one line per fact:
 # container (namespace, replicas, node selector, runtime class), gpu.given (the GPU resource),

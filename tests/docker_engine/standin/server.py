@@ -42,6 +42,9 @@ class ServerConfig:
     # raw `function.arguments` of the tool call; None = valid JSON built from the tool's schema
     tool_arguments: str | None = None
     faults: dict[str, str] = field(default_factory=dict)
+    # vllm:cache_config_info's figures: the KV cache a real server would have sized
+    num_gpu_blocks: int = 4096
+    block_size: int = 16
 
 
 def parse_argv(argv: list[str], environ: dict[str, str]) -> tuple[ServerConfig, str, int]:
@@ -58,6 +61,8 @@ def parse_argv(argv: list[str], environ: dict[str, str]) -> tuple[ServerConfig, 
     parser.add_argument("--host", default="0.0.0.0")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--standin-fault", action="append", default=[])
+    parser.add_argument("--num-gpu-blocks-override", type=int, default=4096)
+    parser.add_argument("--block-size", type=int, default=16)
     args, _ignored = parser.parse_known_args(argv)
     model = args.model or "facebook/opt-125m"  # vLLM's default model
     faults = dict(item.split("=", 1) for item in args.standin_fault)
@@ -69,6 +74,8 @@ def parse_argv(argv: list[str], environ: dict[str, str]) -> tuple[ServerConfig, 
         auto_tools=bool(args.enable_auto_tool_choice and args.tool_call_parser),
         api_key=args.api_key or environ.get("VLLM_API_KEY") or None,
         faults=faults,
+        num_gpu_blocks=args.num_gpu_blocks_override,
+        block_size=args.block_size,
     )
     return config, args.host, args.port
 
@@ -135,6 +142,12 @@ def metrics_text(config: ServerConfig) -> str:
         "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n"
         "# TYPE vllm:kv_cache_usage_perc gauge\n"
         f"vllm:kv_cache_usage_perc{{{labels}}} 0.0\n"
+        # v0.19.1 exports every CacheConfig field as a label (v1/metrics/loggers.py log_metrics_info)
+        "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n"
+        "# TYPE vllm:cache_config_info gauge\n"
+        f'vllm:cache_config_info{{block_size="{config.block_size}",cache_dtype="auto",enable_prefix_caching="True",'
+        f'engine="0",gpu_memory_utilization="0.9",num_cpu_blocks="None",num_gpu_blocks="{config.num_gpu_blocks}",'
+        'num_gpu_blocks_override="None",swap_space="4"} 1.0\n'
     )
 
 

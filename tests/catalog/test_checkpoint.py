@@ -1,0 +1,118 @@
+"""A checkpoint counted per tensor: from config.json shapes with each quantization's packing, or
+from the safetensors headers beside a configFile (read bounded, never the tensors)."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from tests.paths import FIXTURES
+from vllm_serving.catalog.checkpoint import checkpoint_bytes, element_counts
+from vllm_serving.catalog.checkpoint_headers import MAX_HEADER_BYTES, HeaderError, header_weights
+from vllm_serving.catalog.hf_config import load_hf_config
+from vllm_serving.catalog.models import MODELS
+from vllm_serving.findings import ConfigError
+
+QWEN35 = FIXTURES / "hf" / "qwen3.5-27b.config.json"
+
+
+def shard(path: Path, tensors: dict[str, tuple[str, list[int]]]) -> None:
+    """A safetensors file's header alone: the reader must never need the tensors behind it."""
+    header: dict[str, object] = {name: {"dtype": dtype, "shape": shape, "data_offsets": [0, 0]}
+                                 for name, (dtype, shape) in tensors.items()}
+    header["__metadata__"] = {"format": "pt"}
+    raw = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw)
+
+
+def test_fp8_checkpoints_keep_embeddings_and_the_head_in_16_bits() -> None:
+    """Qwen3-32B-FP8: 151,936 x 5,120 embeddings and an untied head at 2 bytes, projections at
+    1 byte plus a float32 scale per 128 x 128 block."""
+    fp8 = checkpoint_bytes(MODELS["Qwen3-32B-FP8"])
+    assert fp8.get("embedding") == fp8.get("lm_head") == 151936 * 5120 * 2
+    mlp = 64 * 3 * 5120 * 25600
+    assert fp8.get("mlp") == pytest.approx(mlp * (1 + 4 / 128**2))
+
+
+def test_qwen3_5_fp8_quantizes_the_deltanet_projections_not_its_small_tensors() -> None:
+    """What vLLM logged loading Qwen3.6-27B-FP8 (catalog loggedLoads) holds the projections in
+    FP8; in_proj_a/b, conv1d, A_log and dt_bias stay 16-bit, as does the vision tower."""
+    bf16, fp8 = checkpoint_bytes(MODELS["Qwen3.5-27B"]), checkpoint_bytes(MODELS["Qwen3.5-27B-FP8"])
+    assert fp8.get("linear_attention_proj") == pytest.approx(bf16.get("linear_attention_proj") / 2, rel=1e-3)
+    assert fp8.get("linear_attention_small") == bf16.get("linear_attention_small") > 0
+    assert fp8.get("mlp") == pytest.approx(bf16.get("mlp") / 2, rel=1e-3)
+    assert fp8.get("vision") == bf16.get("vision") > 0
+
+
+def test_moe_fp8_keeps_shared_experts_and_routers_in_16_bits() -> None:
+    bf16, fp8 = checkpoint_bytes(MODELS["Qwen3.5-35B-A3B"]), checkpoint_bytes(
+        MODELS["Qwen3.5-35B-A3B"].model_copy(update={"quantization": "fp8"}))
+    assert fp8.get("shared_expert") == bf16.get("shared_expert") > 0
+    assert fp8.get("router") == bf16.get("router") > 0
+    assert fp8.get("experts") == pytest.approx(bf16.get("experts") / 2, rel=1e-3)
+
+
+def test_four_bit_methods_pack_eight_values_into_an_int32_with_scales_and_zeros() -> None:
+    """AWQ/GPTQ, group 128: 0.5 B of int32-packed weight, an fp16 scale and a 4-bit zero per 128."""
+    awq = checkpoint_bytes(MODELS["Qwen3-8B"].model_copy(update={"quantization": "awq"}))
+    elements = element_counts(MODELS["Qwen3-8B"])["mlp"]
+    assert awq.get("mlp") == pytest.approx(elements * (0.5 + 2 / 128 + 0.5 / 128))
+    assert awq.get("embedding") == 151936 * 4096 * 2
+
+
+def test_tied_embeddings_load_once() -> None:
+    tied = checkpoint_bytes(MODELS["Qwen3-0.6B"])
+    assert MODELS["Qwen3-0.6B"].tie_word_embeddings and tied.get("lm_head") == 0
+
+
+def test_mtp_layers_are_counted_apart_from_what_loads() -> None:
+    ckpt = checkpoint_bytes(MODELS["Qwen3.5-27B"])
+    assert ckpt.get("mtp") > 0
+    assert ckpt.loaded_total() == pytest.approx(sum(ckpt.by_kind.values()) - ckpt.get("mtp"))
+
+
+def test_headers_give_the_checkpoint_without_reading_its_tensors(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(QWEN35.read_text())
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {
+        "model.language_model.embed_tokens.weight": "a.safetensors", "mtp.fc.weight": "b.safetensors",
+        "model.language_model.layers.0.mlp.up_proj.weight": "b.safetensors"}}))
+    shard(tmp_path / "a.safetensors", {"model.language_model.embed_tokens.weight": ("BF16", [248320, 5120])})
+    shard(tmp_path / "b.safetensors", {"mtp.fc.weight": ("BF16", [5120, 10240]),
+                                       "model.language_model.layers.0.mlp.up_proj.weight": ("F8_E4M3", [17408, 5120])})
+    found = header_weights(tmp_path, 64)
+    assert found is not None and found.files == 2
+    assert found.loaded_bytes == 248320 * 5120 * 2 + 17408 * 5120
+    assert found.mtp_bytes == 5120 * 10240 * 2
+    model = load_hf_config(tmp_path / "config.json")
+    assert model.weights_gib == pytest.approx(found.loaded_bytes / 2**30)
+    assert model.weights_source is not None and "safetensors headers" in model.weights_source
+
+
+def test_a_config_json_alone_is_sized_from_its_shapes(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(QWEN35.read_text())
+    assert header_weights(tmp_path, 64) is None
+    assert load_hf_config(tmp_path / "config.json").weights_gib is None
+
+
+def test_a_header_longer_than_any_checkpoint_is_refused_unread(tmp_path: Path) -> None:
+    (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", MAX_HEADER_BYTES + 1) + b"{}")
+    with pytest.raises(HeaderError, match="header of"):
+        header_weights(tmp_path, 1)
+
+
+def test_an_index_naming_files_outside_its_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"w": "../x.safetensors"}}))
+    with pytest.raises(HeaderError, match="outside the directory"):
+        header_weights(tmp_path, 1)
+
+
+def test_an_unreadable_checkpoint_names_the_config_key(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(QWEN35.read_text())
+    (tmp_path / "model.safetensors").write_bytes(b"\x03\x00\x00\x00\x00\x00\x00\x00abc")
+    with pytest.raises(ConfigError) as caught:
+        load_hf_config(tmp_path / "config.json", "vllm-serving:model.configFile")
+    assert caught.value.findings[0].key == "vllm-serving:model.configFile"
+    assert "not JSON" in caught.value.findings[0].message

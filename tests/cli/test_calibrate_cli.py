@@ -1,0 +1,82 @@
+"""`vllm-stack calibrate STACK LOG`: the plan beside a real start-up log, term by term, and the
+log written as a corpus case the corpus test accepts."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.paths import FIXTURES, ROOT
+from tests.planner import test_available_memory_corpus as corpus
+from vllm_serving.cli import main
+from vllm_serving.planner.available_memory import estimate_available_memory
+from vllm_serving.planner.startup_case import case_inputs
+
+LOG = FIXTURES / "startup_logs" / "llmd-qwen3-8b-h100.yaml"
+
+
+def _project(tmp_path: Path) -> Path:
+    """A stack as the llm-d campaign's Qwen3-8B start ran: one H100, v0.19.0, util 0.95, 8,192
+    tokens, 1,024 sequences (its log prints vLLM's DEBUG breakdown)."""
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
+    doc: dict[str, Any] = yaml.safe_load((ROOT / "Pulumi.v100.yaml").read_text())
+    config = doc["config"]
+    config["vllm-serving:hardware"] = {"gpu": "H100-80GB", "count": 1}
+    config["vllm-serving:image"]["tag"] = "v0.19.0"
+    config["vllm-serving:model"]["name"] = "Qwen3-8B"
+    config["vllm-serving:engine"] = {"gpuMemoryUtilization": 0.95, "maxModelLen": 8192, "maxNumSeqs": 1024,
+                                     "maxNumBatchedTokens": 8192}
+    (tmp_path / "Pulumi.h100.yaml").write_text(yaml.safe_dump(doc))
+    (tmp_path / "vllm.log").write_text(yaml.safe_load(LOG.read_text())["log_lines"])
+    return tmp_path
+
+
+def _run(project: Path, *args: str) -> int:
+    return main(["--project-dir", str(project), "calibrate", "h100", *args])
+
+
+def test_each_term_is_set_beside_the_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project(tmp_path)
+    assert _run(project, str(project / "vllm.log"), "--json") == 0  # within the judged band
+    rows = {row["term"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["weights"]["logged"] == 15.27 and rows["weights"]["plan"] == pytest.approx(15.27, rel=0.01)
+    assert rows["available KV"]["logged"] == 57.5 and abs(rows["available KV"]["error"]) < 0.01
+    assert rows["activation peak"]["logged"] == 2.21 and rows["non-torch"]["logged"] == 0.25  # the DEBUG lines
+    assert rows["CUDA graphs (estimate)"]["logged"] == 0.84 and rows["CUDA graphs (captured)"]["logged"] == 0.96
+    assert rows["KV tokens"]["logged"] == 418_688 and rows["concurrency"]["logged"] == 51.11
+
+
+def test_the_log_may_come_from_standard_input(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _project(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO((project / "vllm.log").read_text()))
+    assert _run(project, "-") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("calibrate h100 against -: vLLM v0.19.0 (the log's v0.19.0)")
+    assert "available KV is within the band" in out
+
+
+def test_the_written_case_is_a_corpus_case(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project(tmp_path)
+    case_file = tmp_path / "mine.yaml"
+    assert _run(project, str(project / "vllm.log"), "--write-case", str(case_file),
+                "--source-url", "https://example.org/vllm.log") == 0
+    case = yaml.safe_load(case_file.read_text()) | {"file": case_file.name}
+    corpus.test_case_states_its_source_and_the_lines_used(case)  # what every corpus case must state
+    assert case["vllm_version"] == "0.19.0" and case["engine"]["max_num_seqs"] == 1024
+    logged = case["logged"]["available_kv_gib"]
+    assert estimate_available_memory(case_inputs(case)).available_kv_gib == pytest.approx(logged, rel=0.03)
+
+
+def test_a_file_without_start_up_lines_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project(tmp_path)
+    (project / "other.log").write_text("INFO nothing about memory here\n")
+    assert _run(project, str(project / "other.log")) == 2
+    assert "has no 'Model loading took'" in capsys.readouterr().err
+    assert _run(project, str(project / "missing.log")) == 2

@@ -1,0 +1,33 @@
+"""The error band the plan shows and judges by is what the corpus measures (no hand-written
+band), and a release with few logs is judged at the widest band seen."""
+
+from __future__ import annotations
+
+from tests.planner.test_available_memory_corpus import predicted_rows
+from vllm_serving.planner.error_band import ALL, MIN_CASES, _bands, band_for, compute_bands
+
+
+def test_the_shipped_band_is_the_corpus_band() -> None:
+    """After a change to the estimate or the corpus: `uv run --frozen python tools/error_band/write.py`."""
+    errors = [(str(case["vllm_version"]), error) for case, _, error in predicted_rows() if case["scope"] == "in"]
+    assert _bands() == compute_bands(errors)
+
+
+def test_a_release_with_few_logs_is_judged_at_the_widest_optimism_seen() -> None:
+    widest = _bands()[ALL]["most_optimistic"]
+    thin = [name for name, band in _bands().items() if name != ALL and band["cases"] < MIN_CASES]
+    assert thin, "the corpus has releases with few logs"
+    for name in thin:
+        assert band_for(f"{name}.0").judged_optimistic >= widest
+
+
+def test_a_release_without_logs_says_so_and_takes_every_release_band() -> None:
+    band = band_for("0.31.0")
+    assert band.cases == 0 and "no log of v0.31" in band.words()
+    assert band.judged_optimistic == _bands()[ALL]["most_optimistic"] > 0
+
+
+def test_the_pessimistic_figure_is_what_the_worst_judged_error_would_leave() -> None:
+    band = band_for("0.19.1")
+    assert band.pessimistic(50.0) * (1 + band.judged_optimistic) == 50.0 * 1.0
+    assert band.pessimistic(-1.0) == -1.0  # no memory stays no memory

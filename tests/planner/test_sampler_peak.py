@@ -1,0 +1,93 @@
+"""The sampler the profiling run exercises, as each release's source decides it from the image,
+the environment, the GPU and the model (planner/sampler_peak.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from vllm_serving.planner.release_accounting import resolve_release
+from vllm_serving.planner.sampler_peak import (
+    ModelKind,
+    sampler_choice,
+    sampler_peak_bytes,
+    triton_buffer_bytes,
+    uses_v2_runner,
+)
+
+DENSE = ModelKind("LlamaForCausalLM")
+QWEN3 = ModelKind("Qwen3ForCausalLM")
+
+
+def choice(version: str, rows: int = 256, env: dict[str, str] | None = None, installed: bool = True,
+           capability: tuple[int, int] | None = (8, 0), kind: ModelKind = DENSE) -> str:
+    release, _ = resolve_release(version)
+    return sampler_choice(release, rows=rows, env=env or {}, flashinfer_installed=installed, capability=capability,
+                          kind=kind).sampler
+
+
+def test_v0_10_samples_with_flashinfer_when_the_image_has_it() -> None:
+    assert choice("0.10.2") == "flashinfer"
+    assert choice("0.10.2", installed=False) == "torch_sort"  # pip's wheel: FlashInfer is an extra
+    assert choice("0.10.2", env={"VLLM_USE_FLASHINFER_SAMPLER": "0"}) == "torch_sort"
+
+
+def test_from_v0_11_2_flashinfer_is_opt_in_and_pytorch_sorts() -> None:
+    assert choice("0.13.0") == "torch_sort"
+    assert choice("0.13.0", env={"VLLM_USE_FLASHINFER_SAMPLER": "1"}) == "flashinfer"
+
+
+def test_from_v0_17_triton_takes_eight_rows_and_more() -> None:
+    assert choice("0.19.1", rows=8) == "triton"
+    assert choice("0.19.1", rows=7) == "torch_sort"
+    assert choice("0.16.0", rows=256) == "torch_sort"
+
+
+def test_from_v0_21_flashinfer_is_the_default_where_it_runs() -> None:
+    assert choice("0.21.0") == "flashinfer"
+    assert choice("0.21.0", capability=(7, 0)) == "triton"  # V100: below FlashInfer's 7.5
+    assert choice("0.21.0", env={"VLLM_USE_FLASHINFER_SAMPLER": "0"}) == "triton"
+
+
+@pytest.mark.parametrize(("version", "kind", "v2"), [
+    ("0.21.0", QWEN3, False),
+    ("0.22.1", QWEN3, True),                                         # listed, dense, unquantized
+    ("0.22.1", ModelKind("Qwen3ForCausalLM", quantized=True), False),
+    ("0.22.1", DENSE, False),                                        # not listed yet
+    ("0.23.0", DENSE, True),
+    ("0.25.1", DENSE, True),                                         # every dense model
+    ("0.25.1", ModelKind("Qwen3MoeForCausalLM", moe=True), False),   # an unlisted MoE
+    ("0.25.1", ModelKind("Qwen2MoeForCausalLM", moe=True), True),    # a listed MoE
+    ("0.26.0", ModelKind("Qwen3_5ForConditionalGeneration", hybrid=True), False),
+    ("0.29.0", ModelKind("Qwen3_5ForConditionalGeneration", hybrid=True), True),  # all from v0.29
+])
+def test_the_v2_model_runner_follows_each_releases_default(version: str, kind: ModelKind, v2: bool) -> None:
+    assert uses_v2_runner(resolve_release(version)[0], kind, {}) is v2
+
+
+def test_the_environment_overrides_the_runner_default() -> None:
+    release = resolve_release("0.29.0")[0]
+    assert not uses_v2_runner(release, DENSE, {"VLLM_USE_V2_MODEL_RUNNER": "0"})
+    assert uses_v2_runner(resolve_release("0.22.1")[0], DENSE, {"VLLM_USE_V2_MODEL_RUNNER": "1"})
+    assert not uses_v2_runner(resolve_release("0.21.0")[0], DENSE, {"VLLM_USE_V2_MODEL_RUNNER": "1"})  # no v2 yet
+
+
+def test_the_v2_runner_samples_greedily_until_v0_33_adds_a_warm_up_pass() -> None:
+    assert choice("0.29.0") == "v2_model_dtype"
+    assert choice("0.33.0") == "v2_warmup_flashinfer"
+    assert choice("0.33.0", env={"VLLM_USE_FLASHINFER_SAMPLER": "0"}) == "v2_warmup_triton"
+
+
+def test_the_triton_buffer_is_a_vocabulary_row_per_sm() -> None:
+    """apply_top_k_top_p_triton: min(next_pow2(min(SMs, rows)), SMs) rows of fp32."""
+    assert triton_buffer_bytes("triton", 256, 151936, 108) == 108 * 151936 * 4
+    assert triton_buffer_bytes("triton", 100, 151936, 132) == 128 * 151936 * 4
+    assert triton_buffer_bytes("flashinfer", 256, 151936, 108) == 0
+
+
+def test_bytes_per_logit_of_each_path() -> None:
+    def peak(sampler: str, rows: int) -> int:
+        return sampler_peak_bytes(sampler, rows=rows, vocab=1000, sm_count=None, speculative=False)  # type: ignore[arg-type]
+
+    assert peak("v2_model_dtype", 1024) == 1024 * 1000 * 2
+    assert peak("flashinfer", 1024) == 1024 * 1000 * 14
+    assert peak("torch_sort", 64) == 64 * 1000 * 50

@@ -1,0 +1,108 @@
+"""`vllm-stack calibrate STACK LOG`: the stack's plan beside what a vLLM start-up log printed.
+
+LOG is a file, or `-` for standard input (`docker logs vllm 2>&1 | vllm-stack calibrate v100 -`,
+`kubectl logs deploy/vllm | ...`). Every memory term the plan estimates is set beside the
+log's figure, predicted with the log's release (the banner) and its eagerness and batch where
+it shows them: weights, activation, non-torch, CUDA graphs, the available KV memory (also with
+the logged weights, to show the other terms alone), the KV tokens and the concurrency.
+`--write-case FILE` writes the start-up in the corpus format (tests/fixtures/startup_logs/
+README.md), so it can join the logs the error band is measured on.
+
+Exit status: 0 when the available KV memory is within the release's judged error band (or the
+log printed none), 1 when it is outside, 2 when the stack or the log cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from vllm_serving.cli.stacks import STACK_HELP, load_stack
+from vllm_serving.findings import ConfigError
+from vllm_serving.planner.calibration import Row, compare, corpus_case, predicted_for_log
+from vllm_serving.planner.capacity import spec_inputs
+from vllm_serving.planner.startup_log import parse_startup_log
+
+MAX_LOG_BYTES = 64 * 2**20  # a start-up log is megabytes; more is not a start-up log
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "calibrate", help="compare a stack's plan with a vLLM start-up log, term by term",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("stack", metavar="STACK", help=STACK_HELP)
+    parser.add_argument("log", metavar="LOG", help="the start-up log: a file, or - for standard input")
+    parser.add_argument("--write-case", type=Path, metavar="FILE",
+                        help="also write the start-up as a corpus case (YAML) to FILE")
+    parser.add_argument("--source-url", default="",
+                        help="where the log is published (the corpus cites every case; https://...)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=run)
+
+
+def _read_log(where: str) -> str:
+    if where == "-":
+        return sys.stdin.read(MAX_LOG_BYTES)
+    with open(where, "rb") as file:
+        return file.read(MAX_LOG_BYTES).decode("utf-8", "replace")
+
+
+def _value(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if unit == "tokens" else f"{value:.2f}"
+
+
+def _table(rows: list[Row], header: str) -> str:
+    lines = [header, f"  {'term':<30} {'plan':>12} {'logged':>12} {'error':>8}  unit / note"]
+    for row in rows:
+        error = f"{row.error:+.1%}" if row.error is not None else "-"
+        lines.append(f"  {row.term:<30} {_value(row.predicted, row.unit):>12} {_value(row.logged, row.unit):>12} "
+                     f"{error:>8}  {row.unit}{'; ' + row.note if row.note else ''}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        spec = load_stack(args.project_dir, args.stack)
+    except ConfigError as exc:
+        for finding in exc.findings:
+            print(finding.line(), file=sys.stderr)
+        return 2
+    try:
+        logged = parse_startup_log(_read_log(args.log))
+    except OSError as exc:
+        print(f"vllm-stack calibrate: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if logged.available_kv_gib is None and logged.weights_gib is None:
+        print(f"vllm-stack calibrate: {args.log} has no 'Model loading took' nor 'Available KV cache memory' line: "
+              "give the server's start-up log", file=sys.stderr)
+        return 2
+    predicted = predicted_for_log(spec_inputs(spec), logged)
+    rows = compare(predicted, logged)
+    kv = next(row for row in rows if row.term == "available KV")
+    outside = kv.error is not None and not (predicted.judged_error >= kv.error >= -predicted.judged_error - 0.03)
+    if args.write_case is not None:
+        case = corpus_case(spec, predicted, logged, case_id=args.write_case.stem, source_url=args.source_url)
+        args.write_case.write_text(yaml.safe_dump(case, sort_keys=False, allow_unicode=True, width=120))
+    if args.json:
+        table = [{"term": r.term, "plan": r.predicted, "logged": r.logged, "error": r.error, "unit": r.unit,
+                  "note": r.note} for r in rows]
+        print(json.dumps({"stack": spec.stack, "vllm_version": predicted.vllm_version, "rows": table,
+                          "judged_error": predicted.judged_error, "outside_band": outside}, indent=2))
+    else:
+        header = (f"calibrate {spec.stack} against {args.log}: vLLM v{predicted.vllm_version} "
+                  f"({predicted.vllm_version_source}); error = (plan - logged) / logged")
+        print(_table(rows, header))
+        if kv.error is not None:
+            verdict = "outside" if outside else "within"
+            print(f"  available KV is {verdict} the band the plan is judged at ({predicted.error_band or 'exact'})")
+        if args.write_case is not None:
+            print(f"  wrote {args.write_case}: check its assumptions and engine flags, add --source-url, then it "
+                  "can join tests/fixtures/startup_logs")
+    return 1 if outside else 0
