@@ -19,10 +19,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from vllm_serving.catalog.models import (
+    CheckpointQuantization,
     LinearAttention,
     MixtureOfExperts,
     ModelArchitecture,
     MultiLatentAttention,
+    RopeScaling,
     WeightDtype,
 )
 from vllm_serving.findings import ConfigError, Finding, Severity
@@ -165,6 +167,41 @@ def estimate_params(text: Mapping[str, Any], full: int, linear: int, tied: bool)
     return (total + _mlp_params(text, full + linear)) / 1e9
 
 
+def rope_scalings(text: Mapping[str, Any]) -> tuple[RopeScaling, ...]:
+    """The RoPE entries that can stretch the context: `rope_scaling` (or `rope_parameters`,
+    possibly one per layer type) with a factor or an original length, read as vLLM's
+    `patch_rope_parameters_dict` reads them (`type` -> `rope_type`, `su` -> `longrope`)."""
+    raw = text.get("rope_scaling") or text.get("rope_parameters")
+    if not isinstance(raw, Mapping):
+        return ()
+    entries = [v for v in raw.values() if isinstance(v, Mapping)] or [raw]
+    found = []
+    for entry in entries:
+        kind = str(entry.get("rope_type") or entry.get("type") or "default")
+        factor, original = entry.get("factor"), entry.get("original_max_position_embeddings")
+        if factor is None and original is None:
+            continue
+        found.append(RopeScaling(rope_type={"su": "longrope", "mrope": "default"}.get(kind, kind),
+                                 factor=float(factor) if factor is not None else None,
+                                 original_max_position_embeddings=int(original) if original is not None else None))
+    return tuple(found)
+
+
+def _checkpoint_quantization(config: Mapping[str, Any]) -> CheckpointQuantization | None:
+    """bits, group size, zero points and FP8 blocks, under the keys vLLM's configs read them
+    (`AWQConfig.from_config`: w_bit/bits, q_group_size/group_size; `Fp8Config`: weight_block_size)."""
+    if not isinstance(config, Mapping):
+        return None
+    bits = config.get("bits", config.get("w_bit"))
+    group = config.get("group_size", config.get("q_group_size"))
+    block = config.get("weight_block_size")
+    facts = CheckpointQuantization(
+        bits=int(bits) if isinstance(bits, int) else None, group_size=int(group) if isinstance(group, int) else None,
+        zero_point=bool(config["zero_point"]) if isinstance(config.get("zero_point"), bool) else None,
+        weight_block_size=(int(block[0]), int(block[1])) if isinstance(block, list) and len(block) == 2 else None)
+    return facts if facts != CheckpointQuantization() else None
+
+
 def _family(model_type: str) -> str:
     return next((fam for prefix, fam in _FAMILIES if model_type.startswith(prefix)), model_type)
 
@@ -200,7 +237,8 @@ def parse_hf_config(config: Mapping[str, Any], source: str = "config.json") -> M
         mla = _mla(text)
         raw_dtype = str(text.get("dtype") or text.get("torch_dtype") or top.get("dtype")
                         or top.get("torch_dtype") or "bfloat16")
-        quant = (top.get("quantization_config") or text.get("quantization_config") or {}).get("quant_method")
+        quant_config = top.get("quantization_config") or text.get("quantization_config") or {}
+        quant = quant_config.get("quant_method")
         tied = bool(top.get("tie_word_embeddings", text.get("tie_word_embeddings", False)))
         mtp = int(text.get("mtp_num_hidden_layers") or text.get("num_nextn_predict_layers") or 0)
         return ModelArchitecture(
@@ -228,6 +266,8 @@ def parse_hf_config(config: Mapping[str, Any], source: str = "config.json") -> M
             experts=_experts(text),
             mtp_layers=mtp,
             refuses_float16=model_type in _REFUSE_FP16,
+            rope_scaling=rope_scalings(text),
+            quantization_config=_checkpoint_quantization(quant_config) if quant else None,
         )
     except KeyError as exc:
         raise _fail(source, f"has no '{exc.args[0]}' (looked in text_config, then the top level)", _FIX) from None

@@ -88,6 +88,31 @@ class MixtureOfExperts(_Facts):
     experts are the MLP) `intermediate_size`; unset: the planner derives it from the parameter count."""
 
 
+class RopeScaling(_Facts):
+    """A RoPE scaling that changes the longest context vLLM derives (config.json `rope_scaling`,
+    or `rope_parameters` in newer transformers; `type` read as `rope_type`)."""
+
+    rope_type: str = Field(min_length=1)
+    """`yarn`, `linear`, `dynamic`, `llama3`, `longrope` ..."""
+    factor: float | None = Field(default=None, gt=0)
+    """How much the trained context is stretched."""
+    original_max_position_embeddings: int | None = Field(default=None, ge=1)
+    """The context the model was trained for before scaling (what YaRN multiplies)."""
+
+
+class CheckpointQuantization(_Facts):
+    """What a quantized checkpoint's `quantization_config` says beyond its method."""
+
+    bits: int | None = Field(default=None, ge=1)
+    """Weight bits (`bits`, `w_bit`)."""
+    group_size: int | None = None
+    """Weights sharing one scale (`group_size`, `q_group_size`); -1 for per-channel."""
+    zero_point: bool | None = None
+    """AWQ-style zero points (`zero_point`)."""
+    weight_block_size: tuple[int, int] | None = None
+    """FP8 block quantization's [block_n, block_k] (`weight_block_size`)."""
+
+
 class ModelArchitecture(_Facts):
     """What the planner and the rules need to know about a model."""
 
@@ -138,6 +163,10 @@ class ModelArchitecture(_Facts):
     """Multi-token-prediction layers usable as a speculative draft (`method: mtp`)."""
     refuses_float16: bool = False
     """True for architectures vLLM will not run in float16 (gemma2, gemma3, ...)."""
+    rope_scaling: tuple[RopeScaling, ...] = ()
+    """RoPE scalings that stretch the context (one per layer type for nested `rope_parameters`)."""
+    quantization_config: CheckpointQuantization | None = None
+    """The quantized checkpoint's bits, group size and FP8 block size, where it states them."""
     min_vllm_version: str | None = None
     """First vLLM release that runs this architecture."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from vllm_serving.engine.release_sources import releases_table, sources_table
 from vllm_serving.finding_codes import STAGE_CODES
 from vllm_serving.rules import RULES
 
@@ -15,6 +16,10 @@ START = "<!-- rules:start (generated from vllm_serving/rules; do not edit by han
 END = "<!-- rules:end -->"
 STAGE_START = "<!-- stage-codes:start (generated from vllm_serving/finding_codes.py; do not edit by hand) -->"
 STAGE_END = "<!-- stage-codes:end -->"
+SOURCES_START = "<!-- release-sources:start (generated from the release registries; do not edit by hand) -->"
+SOURCES_END = "<!-- release-sources:end -->"
+RELEASES_START = "<!-- releases:start (generated from the release registries; do not edit by hand) -->"
+RELEASES_END = "<!-- releases:end -->"
 
 
 def _cell(text: str) -> str:
@@ -53,6 +58,9 @@ def update(path: Path) -> None:
     doc = _replace(doc, START, END, rules_table())
     if STAGE_START in doc:  # a document may carry the rule table alone
         doc = _replace(doc, STAGE_START, STAGE_END, stage_codes_table())
+    if SOURCES_START in doc:
+        doc = _replace(doc, SOURCES_START, SOURCES_END, sources_table())
+        doc = _replace(doc, RELEASES_START, RELEASES_END, releases_table())
     path.write_text(doc, encoding="utf-8")
 
 
