@@ -19,8 +19,16 @@ QUANT_KEY = config_key("engine", "quantization")
 AWQ_128 = {"name": None, "architecture": QWEN.model_copy(update={
     "quantization": "awq", "weights_dtype": "float16",
     "quantization_config": CheckpointQuantization(bits=4, group_size=128, zero_point=True)})}
-AWQ_256 = {"name": None, "architecture": AWQ_128["architecture"].model_copy(update={  # type: ignore[attr-defined]
+AWQ_256 = {"name": None, "architecture": QWEN.model_copy(update={
+    "quantization": "awq", "weights_dtype": "float16",
     "quantization_config": CheckpointQuantization(bits=4, group_size=256, zero_point=True)})}
+
+
+def gptq(sym: bool) -> dict[str, object]:
+    """A GPTQ checkpoint as its config.json states it (4 bits, group 128, desc_act off)."""
+    return {"name": None, "architecture": QWEN.model_copy(update={
+        "quantization": "gptq", "weights_dtype": "float16", "quantization_config": CheckpointQuantization(
+            bits=4, group_size=128, symmetric=sym, desc_act=False)})}
 GGUF = {"name": None, "architecture": QWEN.model_copy(update={"quantization": "gguf"})}
 QWEN3_235_FP8 = {"name": "Qwen3-235B-A22B-FP8"}
 QWEN3_30_FP8 = {"name": "Qwen3-30B-A3B-FP8"}
@@ -94,6 +102,11 @@ BOUNDARIES = [
                                                         "engine": forced(None, dtype="bfloat16")},
              {"model": AWQ_128, "hardware": A100, "engine": forced(None, dtype="bfloat16")},
              "AWQ group size 256 (no Marlin) -> 128 (awq_marlin)"),
+    Boundary("quantization-dtype-unsupported", "v100", {"model": gptq(False), "hardware": A100,
+                                                        "engine": forced(None, dtype="bfloat16")},
+             {"model": gptq(True), "hardware": A100, "engine": forced(None, dtype="bfloat16")},
+             "GPTQ in bfloat16: asymmetric (no Marlin: gptq, float16 only) -> symmetric (gptq_marlin)",
+             says=("gptq runs its kernels in float16",)),
     Boundary("quantization-dtype-unsupported", "a100", {"engine": forced(None, dtype="float32")},
              {"engine": forced(None, dtype="bfloat16")}, "FP8 checkpoint: float32 -> bfloat16",
              says=("fp8 runs its kernels in bfloat16, float16",)),

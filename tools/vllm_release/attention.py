@@ -183,6 +183,7 @@ def _folded_facts(tree: SourceTree, folder: Folder, name: str, backend: Symbol,
     }
     for feature, method in (("sink", "supports_sink"), ("mm_prefix", "supports_mm_prefix"), ("mla", "is_mla")):
         facts[feature] = _fold_text(folder, backend, method, {})
+    facts["head_sizes"] = _fold_text(folder, backend, "supports_head_size", {"head_size": ast.Name("head_size")})
     return facts
 
 

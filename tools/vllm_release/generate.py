@@ -79,6 +79,10 @@ def dump(obj: Any, depth: int = 0) -> str:
     return "{" + pad + ("," + pad).join(items) + "\n" + " " * depth + "}"
 
 
+class WheelMissing(SystemExit):
+    """No wheel of the version in the wheel folder, and none could be downloaded."""
+
+
 def find_wheel(version: str, wheel_dir: Path) -> Path:
     """The cached wheel of `version`, downloaded first if it is not in `wheel_dir` yet."""
     pattern = f"vllm-{version}-*.whl"
@@ -88,11 +92,11 @@ def find_wheel(version: str, wheel_dir: Path) -> Path:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", f"vllm=={version}", "--no-deps",
              "--only-binary=:all:", "-d", str(wheel_dir)],
-            check=True,
+            check=False,
         )
         found = sorted(wheel_dir.glob(pattern))
     if not found:
-        raise SystemExit(f"no wheel for vllm=={version} in {wheel_dir}")
+        raise WheelMissing(f"no wheel for vllm=={version} in {wheel_dir}, and pip could not download one")
     return found[0]
 
 
@@ -128,8 +132,15 @@ def main(argv: list[str] | None = None) -> int:
                            key=lambda v: tuple(int(x) for x in v.split(".")))
     if not versions:
         parser.error("name versions or give --all")
+    named = {v.removeprefix("v") for v in args.versions}
     for version in dict.fromkeys(versions):
-        target = generate(version, args.wheel_dir, args.out)
+        try:
+            target = generate(version, args.wheel_dir, args.out)
+        except WheelMissing as missing:
+            if version in named:
+                raise
+            print(f"v{version}: kept as it is ({missing})", file=sys.stderr)  # --all: the others go on
+            continue
         data = json.loads(target.read_text(encoding="utf-8"))
         print(f"{target}: {len(data['flags'])} flags, {len(data['metrics'])} metrics, "
               f"{len(data['unextracted'])} facts not extracted")

@@ -61,7 +61,7 @@ def extract_quantization(tree: SourceTree, problems: list[str]) -> dict[str, Any
             "source": source or (cls.path if cls else None),
             "act_dtypes": _act_dtypes(folder, cls, name, problems) if cls else None,
             "weight_packing": _packing(tree, cls) if cls else None,
-            "type_map_bits": _type_map_bits(cls) if cls else None,
+            "type_map": _type_map_keys(cls) if cls else None,
         }
     if not methods:
         problems.append("quantization: QuantizationMethods not found")
@@ -134,16 +134,21 @@ def _act_dtypes(folder: Folder, cls: Symbol, name: str, problems: list[str]) -> 
         return None
 
 
-def _type_map_bits(cls: Symbol) -> list[int] | None:
-    """The weight widths a Marlin override converts (`TYPE_MAP` keys: 4, or (4, sym) pairs)."""
+def _type_map_keys(cls: Symbol) -> list[Any] | None:
+    """What a Marlin override converts: its `TYPE_MAP` keys, weight bits (AWQ: 4) or
+    [bits, symmetric] pairs (GPTQ: [4, true], [8, true])."""
     assert isinstance(cls.node, ast.ClassDef)
     table = next((s.value for s in cls.node.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)
                   and s.targets[0].id == "TYPE_MAP" and isinstance(s.value, ast.Dict)), None)
     if table is None:
         return None
-    bits = {k.value if isinstance(k, ast.Constant) else k.elts[0].value if isinstance(k, ast.Tuple)
-            and isinstance(k.elts[0], ast.Constant) else None for k in table.keys if k is not None}
-    return sorted(b for b in bits if isinstance(b, int))
+    keys: list[Any] = []
+    for key in table.keys:
+        if isinstance(key, ast.Constant):
+            keys.append(key.value)
+        elif isinstance(key, ast.Tuple) and all(isinstance(e, ast.Constant) for e in key.elts):
+            keys.append([e.value for e in key.elts if isinstance(e, ast.Constant)])
+    return keys
 
 
 def _override_order(tree: SourceTree, problems: list[str]) -> list[str] | None:

@@ -188,8 +188,9 @@ def rope_scalings(text: Mapping[str, Any]) -> tuple[RopeScaling, ...]:
 
 
 def _checkpoint_quantization(config: Mapping[str, Any]) -> CheckpointQuantization | None:
-    """bits, group size, zero points and FP8 blocks, under the keys vLLM's configs read them
-    (`AWQConfig.from_config`: w_bit/bits, q_group_size/group_size; `Fp8Config`: weight_block_size)."""
+    """bits, group size, zero points, symmetry, activation order and FP8 blocks, under the keys
+    vLLM's configs read them (`AWQConfig.from_config`: w_bit/bits, q_group_size/group_size;
+    `GPTQMarlinConfig`: sym, desc_act; `Fp8Config`: weight_block_size)."""
     if not isinstance(config, Mapping):
         return None
     bits = config.get("bits", config.get("w_bit"))
@@ -198,6 +199,8 @@ def _checkpoint_quantization(config: Mapping[str, Any]) -> CheckpointQuantizatio
     facts = CheckpointQuantization(
         bits=int(bits) if isinstance(bits, int) else None, group_size=int(group) if isinstance(group, int) else None,
         zero_point=bool(config["zero_point"]) if isinstance(config.get("zero_point"), bool) else None,
+        symmetric=bool(config["sym"]) if isinstance(config.get("sym"), bool) else None,
+        desc_act=bool(config["desc_act"]) if isinstance(config.get("desc_act"), bool) else None,
         weight_block_size=(int(block[0]), int(block[1])) if isinstance(block, list) and len(block) == 2 else None)
     return facts if facts != CheckpointQuantization() else None
 

@@ -109,6 +109,10 @@ class CheckpointQuantization(_Facts):
     """Weights sharing one scale (`group_size`, `q_group_size`); -1 for per-channel."""
     zero_point: bool | None = None
     """AWQ-style zero points (`zero_point`)."""
+    symmetric: bool | None = None
+    """GPTQ's symmetric quantization (`sym`)."""
+    desc_act: bool | None = None
+    """GPTQ's activation-order reordering (`desc_act`)."""
     weight_block_size: tuple[int, int] | None = None
     """FP8 block quantization's [block_n, block_k] (`weight_block_size`)."""
 

@@ -89,8 +89,8 @@ class SpeculativeFacts:
 class QuantizationFacts:
     act_dtypes: Mapping[str, str | None]
     """Method -> `get_supported_act_dtypes()` as an expression of `device_capability`."""
-    type_map_bits: Mapping[str, tuple[int, ...]]
-    """Marlin override method -> the weight bits its TYPE_MAP converts."""
+    type_map: Mapping[str, tuple[object, ...]]
+    """Marlin override method -> its TYPE_MAP keys: weight bits, or (bits, symmetric) pairs."""
     override_order: tuple[str, ...] | None
     marlin_min_capability: int | None
     marlin_group_sizes: tuple[int, ...] | None
@@ -191,8 +191,8 @@ def quantization(release: VllmRelease) -> QuantizationFacts:
     order = found.get("override_order")
     return QuantizationFacts(
         act_dtypes={n: m.get("act_dtypes") for n, m in (found.get("methods") or {}).items()},
-        type_map_bits={n: tuple(m["type_map_bits"]) for n, m in (found.get("methods") or {}).items()
-                       if m.get("type_map_bits")},
+        type_map={n: tuple(tuple(k) if isinstance(k, list) else k for k in m["type_map"])
+                  for n, m in (found.get("methods") or {}).items() if m.get("type_map")},
         override_order=tuple(order) if order is not None else None,
         marlin_min_capability=marlin.get("min_capability"),
         marlin_group_sizes=tuple(marlin["group_sizes"]) if marlin.get("group_sizes") else None,

@@ -54,13 +54,17 @@ def marlin_converts(ctx: Context, marlin: str) -> bool:
     if facts.marlin_min_capability is None or major * 10 + minor < facts.marlin_min_capability:
         return False
     config = ctx.model.quantization_config
-    if config is None:
+    if config is None:  # a catalog entry: the common checkpoint (4 bits, group 128, zero points / sym)
         return True
-    bits = facts.type_map_bits.get(marlin)
+    # is_awq_marlin_compatible / is_gptq_marlin_compatible: every fact stated, a TYPE_MAP key,
+    # a Marlin group size; AWQ's kernels keep zero points (the has_zp types)
+    keys = facts.type_map.get(marlin, ())
     groups = facts.marlin_group_sizes
-    return ((config.bits is None or bits is None or config.bits in bits)
-            and (config.group_size is None or groups is None or config.group_size in groups)
-            and not (marlin == "awq_marlin" and config.zero_point is False))
+    if config.bits is None or config.group_size is None or (groups is not None and config.group_size not in groups):
+        return False
+    if marlin == "gptq_marlin":
+        return config.symmetric is not None and config.desc_act is not None and (config.bits, config.symmetric) in keys
+    return config.zero_point is True and config.bits in keys
 
 
 def effective_method(ctx: Context) -> str | None:
