@@ -24,11 +24,19 @@ from tools.vllm_release.source_tree import SourceTree, Symbol, literal_str, mess
 ARG_UTILS = "vllm/engine/arg_utils.py"
 CONFIG_PACKAGE = "vllm/config/"
 ENGINE_ARGS_METHODS = ("_check_feature_supported", "__post_init__")
+# Functions checking the parsed namespace (`args.X`) before the engine is built: "Quick checks for
+# model serve args that raise prior to loading" (TypeError), and the serve command's own.
+ARGS_CHECKS = (("vllm/entrypoints/openai/cli_args.py", None, "validate_parsed_serve_args"),
+               ("vllm/entrypoints/common/cli_args.py", None, "validate_parsed_serve_args"),
+               ("vllm/entrypoints/cli/serve.py", "ServeSubcommand", "cmd"))
 VALIDATOR_PREFIXES = ("__post_init__", "_validate", "_verify", "validate", "verify")
 ALLOWED = (ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.Compare, ast.Eq, ast.NotEq,
            ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Is, ast.IsNot, ast.Name, ast.Load,
            ast.Constant, ast.Tuple, ast.List, ast.BinOp, ast.Mod, ast.Mult, ast.Add, ast.Sub)
 UNSUPPORTED_CALL = "_raise_unsupported_error"
+DEFAULTS_FROM = (("vllm/entrypoints/openai/cli_args.py", "FrontendArgs"),
+                 ("vllm/entrypoints/common/cli_args.py", "FrontendArgs"),
+                 (ARG_UTILS, "AsyncEngineArgs"))
 
 
 def extract_gates(tree: SourceTree, flags: dict[str, Any], problems: list[str]) -> dict[str, Any]:
@@ -50,12 +58,31 @@ def extract_gates(tree: SourceTree, flags: dict[str, Any], problems: list[str]) 
             methods = [m.name for m in cls.body
                        if isinstance(m, ast.FunctionDef) and m.name.startswith(VALIDATOR_PREFIXES)]
             gates += _class_gates(folder, symbol, methods, lambda field, c=cls.name: by_field.get(f"{c}.{field}"))
-    defaults = _engine_defaults(folder, engine_args) if engine_args is not None else {}
+    for path, owner, name in ARGS_CHECKS:
+        func = _function(tree, path, owner, name)
+        if func is not None:
+            _walk(folder, Symbol("module", path, path, None), func.body, [], gates,
+                  f"{path} {owner + '.' if owner else ''}{name}", lambda field: by_dest.get(field), "args")
+    defaults: dict[str, Any] = {}
+    for path, name in DEFAULTS_FROM:  # the namespace's defaults: the frontend's, then the engine's
+        found = tree.resolve(path, name) if tree.has(path) else None
+        if found is not None and isinstance(found.node, ast.ClassDef):
+            defaults.update(_engine_defaults(folder, found))
     for gate in gates:  # static defaults only: a flag missing here has none (its value is unknown unset)
         gate["defaults"] = {dest: defaults[dest] for dest in gate["flags"] if dest in defaults}
     unique = {(g["when"], g["source"]): g for g in gates}
     return {"gates": sorted(unique.values(), key=lambda g: (g["source"], g["when"])),
             "performance_mode": _performance_mode(tree, problems)}
+
+
+def _function(tree: SourceTree, path: str, owner: str | None, name: str) -> ast.FunctionDef | None:
+    if not tree.has(path):
+        return None
+    body = tree.parse(path).body
+    if owner is not None:
+        cls = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == owner), None)
+        body = cls.body if cls is not None else []
+    return next((n for n in body if isinstance(n, ast.FunctionDef) and n.name == name), None)
 
 
 def _class_gates(folder: Folder, cls: Symbol, methods: list[str], flag_of: Any) -> list[dict[str, Any]]:
@@ -69,15 +96,16 @@ def _class_gates(folder: Folder, cls: Symbol, methods: list[str], flag_of: Any) 
 
 
 def _walk(folder: Folder, cls: Symbol, body: list[ast.stmt], path: list[ast.expr], found: list[dict[str, Any]],
-          source: str, flag_of: Any) -> None:
+          source: str, flag_of: Any, receiver: str = "self") -> None:
     for stmt in body:
         if isinstance(stmt, ast.If):
-            _walk(folder, cls, stmt.body, [*path, stmt.test], found, source, flag_of)
-            _walk(folder, cls, stmt.orelse, [*path, ast.UnaryOp(ast.Not(), stmt.test)], found, source, flag_of)
+            _walk(folder, cls, stmt.body, [*path, stmt.test], found, source, flag_of, receiver)
+            _walk(folder, cls, stmt.orelse, [*path, ast.UnaryOp(ast.Not(), stmt.test)], found, source, flag_of,
+                  receiver)
         elif isinstance(stmt, ast.For | ast.While | ast.With | ast.Try):
             return  # a loop or handler changes what the condition means: stop reading this path
         elif path and (_raised(stmt) is not None):
-            gate = _gate(folder, cls, path, stmt, source, flag_of)
+            gate = _gate(folder, cls, path, stmt, source, flag_of, receiver)
             if gate is not None:
                 found.append(gate)
 
@@ -94,13 +122,13 @@ def _raised(stmt: ast.stmt) -> tuple[str, ast.expr | None] | None:
 
 
 def _gate(folder: Folder, cls: Symbol, path: list[ast.expr], stmt: ast.stmt, source: str,
-          flag_of: Any) -> dict[str, Any] | None:
+          flag_of: Any, receiver: str) -> dict[str, Any] | None:
     raised = _raised(stmt)
     assert raised is not None
     exception, message = raised
     flags: dict[str, str] = {}
     try:
-        terms = [_rewrite(folder, cls, test, flags, flag_of) for test in path]
+        terms = [_rewrite(folder, cls, test, flags, flag_of, receiver) for test in path]
     except Unfoldable:
         return None
     condition = simplify(ast.BoolOp(ast.And(), terms) if len(terms) > 1 else terms[0])
@@ -117,16 +145,17 @@ def stmt_is_unsupported(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr)
 
 
-def _rewrite(folder: Folder, cls: Symbol, node: ast.expr, flags: dict[str, str], flag_of: Any) -> ast.expr:
-    """The test with `self.<field>` as the field's flag dest and class constants folded; anything
-    else (calls, locals, other objects) makes it no gate."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+def _rewrite(folder: Folder, cls: Symbol, node: ast.expr, flags: dict[str, str], flag_of: Any,
+             receiver: str) -> ast.expr:
+    """The test with `self.<field>` (`args.<dest>`) as the flag's dest and class constants folded;
+    anything else (calls, locals, other objects) makes it no gate."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == receiver:
         flag = flag_of(node.attr)
         if flag is None:
-            raise Unfoldable(f"self.{node.attr} is not a flag")
+            raise Unfoldable(f"{receiver}.{node.attr} is not a flag")
         flags[node.attr] = flag
         return ast.Name(node.attr, ast.Load())
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and cls.kind == "class":
         owner = folder.tree.resolve(cls.path, node.value.id)
         value = folder.class_value(owner, node.attr) if owner is not None and owner.kind == "class" else None
         if isinstance(value, ast.Constant):
@@ -138,7 +167,8 @@ def _rewrite(folder: Folder, cls: Symbol, node: ast.expr, flags: dict[str, str],
         raise Unfoldable(node.id)
     if not isinstance(node, ALLOWED):
         raise Unfoldable(type(node).__name__)
-    rebuilt = ast.fix_missing_locations(_map_children(node, lambda c: _rewrite(folder, cls, c, flags, flag_of)))
+    rebuilt = ast.fix_missing_locations(
+        _map_children(node, lambda c: _rewrite(folder, cls, c, flags, flag_of, receiver)))
     return rebuilt
 
 
@@ -156,18 +186,22 @@ def _map_children(node: ast.expr, fn: Any) -> ast.expr:
     return node
 
 
-def _engine_defaults(folder: Folder, engine_args: Symbol) -> dict[str, Any]:
-    """`EngineArgs` field defaults that are constants (or other classes' constant defaults)."""
-    assert isinstance(engine_args.node, ast.ClassDef)
+def _engine_defaults(folder: Folder, cls: Symbol) -> dict[str, Any]:
+    """The class's (and its bases') field defaults that are constants (or other classes' constant
+    defaults), nearest class first."""
+    assert isinstance(cls.node, ast.ClassDef)
     defaults: dict[str, Any] = {}
-    for stmt in engine_args.node.body:
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-            try:
-                value = simplify(folder.expr(stmt.value, Scope(engine_args.path, engine_args, {}, {})))
-            except Unfoldable:
-                continue
-            if isinstance(value, ast.Constant):
-                defaults[stmt.target.id] = value.value
+    for owner in folder.tree.mro(cls.path, cls.node):
+        assert isinstance(owner.node, ast.ClassDef)
+        for stmt in owner.node.body:
+            if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None
+                    and stmt.target.id not in defaults):
+                try:
+                    value = simplify(folder.expr(stmt.value, Scope(owner.path, owner, {}, {})))
+                except Unfoldable:
+                    continue
+                if isinstance(value, ast.Constant):
+                    defaults[stmt.target.id] = value.value
     return defaults
 
 

@@ -148,11 +148,27 @@ def _gates(ctx: Context) -> list[Facts] | None:
         except (MissingInput, Unsupported, TypeError):
             tripped = False
         if tripped:
-            message = gate.message.format_map(defaultdict(str, {k: str(v) for k, v in bound.items()}))
+            try:
+                message = gate.message.format_map(defaultdict(str, {k: str(v) for k, v in bound.items()}))
+            except (AttributeError, IndexError, KeyError, ValueError):
+                message = gate.message
             hits.append({"index": from_extra[set_here[0]], "flag": gate.flags[set_here[0]], "exception": gate.exception,
                          "detail": message, "version": ctx.release.tag, "source": gate.source,
                          "flags": ", ".join(gate.flags.values())})
     return hits or None
+
+
+EXPERT_PARALLEL = "--enable-expert-parallel"
+
+
+def _dense_expert_parallel(ctx: Context) -> list[Facts] | None:
+    """`ModelConfig._verify_with_expert_parallelism`: expert parallelism needs experts."""
+    if ctx.model.experts is not None:
+        return None
+    items = [i for i in given(ctx) if i.flag.name == EXPERT_PARALLEL and i.index is not None]
+    if not items or items[-1].value is not True:
+        return None
+    return [{"index": items[-1].index, "flag": EXPERT_PARALLEL, "arch": ctx.model.architecture}]
 
 
 SOURCE = "vllm/engine/arg_utils.py (the flags' choices and types, _compute_kwargs); argparse"
@@ -171,5 +187,13 @@ RULES: tuple[Rule, ...] = (
              "NotImplementedError/ValueError on flags alone, e.g. --max-num-partial-prefills in v0.19.1).",
              "vLLM exits while building its config, before the model loads.",
              "vllm/engine/arg_utils.py EngineArgs._check_feature_supported; vllm/config/*.py __post_init__ and "
-             "validators (the gates' own sources are in the registry)", _gates),
+             "validators; vllm/entrypoints/openai/cli_args.py validate_parsed_serve_args (the gates' own sources "
+             "are in the registry)", _gates),
+    ItemRule("extra-arg-expert-parallel-dense", Severity.ERROR, EXTRA_ARGS,
+             "{flag} asks expert parallelism of {arch}, which has no experts",
+             "remove it: a dense model is split with engine.tensorParallelSize / pipelineParallelSize",
+             "--enable-expert-parallel only for mixture-of-experts models.",
+             "vLLM exits while building its config: \"Number of experts in the model must be greater than 0 when "
+             "expert parallelism is enabled\".",
+             "vllm/config/model.py ModelConfig._verify_with_expert_parallelism", _dense_expert_parallel),
 )
