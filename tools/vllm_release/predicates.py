@@ -37,7 +37,6 @@ ASSUMED: dict[str, Any] = {
     "force_use_trtllm_attention": None,  # --attention-config.use_trtllm_attention unset
     "is_batch_invariant": False,  # VLLM_BATCH_INVARIANT unset
     "get_current_vllm_config_or_none": None,  # no --attention-config.flash_attn_version override
-    "is_fa_version_supported": True,  # vLLM's wheel builds FA2, FA3 and FA4 (vllm_flash_attn/)
 }
 # Module-level values computed at import from the environment, with their value when it is unset.
 ASSUMED_VALUES: dict[str, Any] = {"VLLM_BATCH_INVARIANT": False}
@@ -114,6 +113,13 @@ class Folder:
 
     def call(self, func: Symbol, args: list[ast.expr], kwargs: dict[str, ast.expr],
              bound: Symbol | None) -> ast.expr:
+        # f(a if c else b) is (f(a) if c else f(b)): each branch folds with a known argument
+        for i, arg in enumerate(args):
+            arg = simplify(arg)
+            if isinstance(arg, ast.IfExp):
+                then, other = list(args), list(args)
+                then[i], other[i] = arg.body, arg.orelse
+                return ast.IfExp(arg.test, self.call(func, then, kwargs, bound), self.call(func, other, kwargs, bound))
         node = func.node
         assert isinstance(node, ast.FunctionDef)
         if self.depth > _MAX_DEPTH:
@@ -252,9 +258,8 @@ class Folder:
             return ast.IfExp(self.expr(node.test, scope), self.expr(node.body, scope), self.expr(node.orelse, scope))
         if isinstance(node, ast.Subscript):  # `supported()[0]` of a returned (ok, reason) tuple
             value, index = simplify(self.expr(node.value, scope)), simplify(self.expr(node.slice, scope))
-            if (isinstance(value, ast.Tuple | ast.List) and isinstance(index, ast.Constant)
-                    and isinstance(index.value, int)):
-                return value.elts[index.value]
+            if isinstance(index, ast.Constant) and isinstance(index.value, int):
+                return _item(value, index.value)
             raise Unfoldable("subscript")
         if isinstance(node, ast.JoinedStr):
             parts = [self.expr(v.value, scope) if isinstance(v, ast.FormattedValue) else v for v in node.values]
@@ -401,6 +406,15 @@ class Scope:
         return Scope(self.path, self.bound, dict(self.env), dict(self.extra))
 
 
+def _item(value: ast.expr, index: int) -> ast.expr:
+    """`value[index]` of a folded tuple, through the branches of a conditional."""
+    if isinstance(value, ast.Tuple | ast.List) and -len(value.elts) <= index < len(value.elts):
+        return value.elts[index]
+    if isinstance(value, ast.IfExp):
+        return ast.IfExp(value.test, _item(value.body, index), _item(value.orelse, index))
+    raise Unfoldable("subscript")
+
+
 def _capability(major: int, minor: int) -> ast.Tuple:
     return ast.Tuple([ast.Constant(major), ast.Constant(minor)], ast.Load())
 
@@ -480,6 +494,8 @@ def simplify(node: ast.expr) -> ast.expr:
             return ast.Constant(not constant)
         if known and isinstance(node.op, ast.USub):
             return ast.Constant(-constant)
+        if isinstance(node.op, ast.Not) and isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not):
+            return operand.operand  # not not x: x (every test here is a bool)
         return ast.UnaryOp(node.op, operand)
     if isinstance(node, ast.Compare):
         left, rights = simplify(node.left), [simplify(c) for c in node.comparators]
@@ -499,6 +515,10 @@ def simplify(node: ast.expr) -> ast.expr:
         body, orelse = simplify(node.body), simplify(node.orelse)
         if ast.dump(body) == ast.dump(orelse):
             return body
+        if _const(body) == (True, True) and _const(orelse) == (True, False):  # `True if x else False`
+            return test
+        if _const(body) == (True, False) and _const(orelse) == (True, True):
+            return simplify(ast.UnaryOp(ast.Not(), test))
         return ast.IfExp(test, body, orelse)
     if isinstance(node, ast.List | ast.Tuple):
         elts: list[ast.expr] = []
