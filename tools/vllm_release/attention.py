@@ -7,23 +7,19 @@ into expressions over its inputs (predicates.py): `head_size not supported` when
 `has_sink and not device_capability.major == 10`, ... `platforms/cuda.py`
 `_get_backend_priorities` is folded the same way, and so is `fa_utils.get_flash_attn_version`
 (the FlashAttention generation a GPU gets, which several checks read as `fa_version`).
+The checks are read by attention_checks.py, the FP8 KV-cache storage by attention_storage.py.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any
 
-from tools.vllm_release.predicates import Folder, Ref, Scope, Unfoldable
-from tools.vllm_release.source_tree import (
-    SourceTree,
-    Symbol,
-    class_body_value,
-    class_method,
-    literal_str,
-    message_template,
-)
+from tools.vllm_release.attention_checks import CHECK_INPUTS, validate_checks
+from tools.vllm_release.attention_storage import kv_storage, listed, uses_triton_ops
+from tools.vllm_release.fold_ast import Unfoldable
+from tools.vllm_release.predicates import Folder
+from tools.vllm_release.source_tree import SourceTree, Symbol, class_body_value, class_method, literal_str
 
 # (file, enum class) of the attention backend registry, newest layout first
 ATTENTION_REGISTRIES = [
@@ -35,19 +31,9 @@ ATTENTION_REGISTRIES = [
 CUDA_PLATFORM = ("vllm/platforms/cuda.py", ("NvmlCudaPlatform", "CudaPlatformBase"))
 PRIORITIES = ("vllm/platforms/cuda.py", "_get_backend_priorities")
 FA_UTILS = ("vllm/v1/attention/backends/fa_utils.py", "vllm/attention/utils/fa_utils.py")
-# The names an expression may keep: validate_configuration's inputs (every release's superset),
-# the priority function's, and the FlashAttention generation.
-CHECK_INPUTS = frozenset({
-    "head_size", "dtype", "kv_cache_dtype", "block_size", "use_mla", "has_sink", "use_sparse",
-    "use_mm_prefix", "use_per_head_quant_scales", "device_capability", "attn_type", "has_sliding_window",
-    "use_non_causal", "use_batch_invariant", "use_kv_connector", "use_pcp", "use_dcp", "use_rswa",
-    "use_adaptive_verification", "fa_version",
-})
 PRIORITY_INPUTS = frozenset({"device_capability", "num_heads", "kv_cache_dtype", "use_non_causal",
                              "head_size", "use_mm_prefix"})
 ENUMS = frozenset({"AttentionBackendEnum", "_Backend"})
-FP8_SPELLINGS = ("fp8", "fp8_e4m3", "fp8_e5m2")
-_MAPPER = re.compile(r"get_(fp8_)?dtype_for_")
 
 
 def extract_attention_backends(tree: SourceTree, problems: list[str]) -> dict[str, Any]:
@@ -176,10 +162,10 @@ def _device_capability(node: ast.expr) -> list[int] | None:
 def _folded_facts(tree: SourceTree, folder: Folder, name: str, backend: Symbol,
                   problems: list[str]) -> dict[str, Any]:
     facts: dict[str, Any] = {
-        "checks": _checks(folder, name, backend, problems),
-        "dtypes": _listed(folder, backend, "supported_dtypes"),
-        "kv_cache_storage": _kv_storage(tree, folder, backend, problems, name),
-        "kernels": "triton" if _uses_triton_ops(tree, backend) else None,
+        "checks": validate_checks(folder, name, backend, problems),
+        "dtypes": listed(folder, backend, "supported_dtypes"),
+        "kv_cache_storage": kv_storage(tree, folder, backend, problems, name),
+        "kernels": "triton" if uses_triton_ops(tree, backend) else None,
     }
     for feature, method in (("sink", "supports_sink"), ("mm_prefix", "supports_mm_prefix"), ("mla", "is_mla")):
         facts[feature] = _fold_text(folder, backend, method, {})
@@ -194,190 +180,6 @@ def _fold_text(folder: Folder, cls: Symbol, method: str, args: dict[str, ast.exp
         return None
 
 
-def _listed(folder: Folder, cls: Symbol, attr: str) -> list[Any] | None:
-    try:
-        value = folder.class_value(cls, attr)
-    except Unfoldable:
-        return None
-    if isinstance(value, ast.List | ast.Tuple) and all(isinstance(e, ast.Constant) for e in value.elts):
-        return [e.value for e in value.elts if isinstance(e, ast.Constant)]
-    return None
-
-
-def _checks(folder: Folder, name: str, backend: Symbol, problems: list[str]) -> list[dict[str, Any]] | None:
-    """`validate_configuration`'s checks for this class: each reason with the condition (over
-    the inputs) under which the backend reports it."""
-    method = folder.find_method(backend, "validate_configuration")
-    if method is None or not isinstance(method.node, ast.FunctionDef):
-        problems.append(f"attention_backends: {name} has no validate_configuration")
-        return None
-    params = [a.arg for a in method.node.args.args[1:]]
-    scope = Scope(method.path, backend, {p: ast.Name(p, ast.Load()) for p in params if p in CHECK_INPUTS}, {})
-    scope.env["cls"] = Ref(backend)
-    checks: list[dict[str, Any]] = []
-    _collect(folder, method.node.body, scope, ast.Constant(True), checks, name, problems)
-    return checks
-
-
-def _collect(folder: Folder, body: list[ast.stmt], scope: Any, guard: ast.expr, checks: list[dict[str, Any]],
-             name: str, problems: list[str]) -> None:
-    for stmt in body:
-        if isinstance(stmt, ast.If):
-            try:
-                test = folder.expr(stmt.test, scope)
-            except Unfoldable as exc:
-                checks.append(_unreadable(folder, stmt.test, scope, _first_reason(stmt), name, exc, problems))
-                continue
-            _collect(folder, stmt.body, scope, _and(guard, test), checks, name, problems)
-            _collect(folder, stmt.orelse, scope, _and(guard, ast.UnaryOp(ast.Not(), test)), checks, name, problems)
-        elif _is_append(stmt):
-            assert isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
-            _record(folder, stmt.value.args[0], scope, guard, checks, name, problems)
-        elif isinstance(stmt, ast.Assign | ast.AnnAssign) and not _is_list_init(stmt):
-            try:
-                folder.statement(stmt, scope)
-            except Unfoldable as exc:
-                problems.append(f"attention_backends: {name} {ast.unparse(stmt)[:40]} not readable ({exc})")
-
-
-def _record(folder: Folder, arg: ast.expr, scope: Scope, guard: ast.expr, checks: list[dict[str, Any]],
-            name: str, problems: list[str]) -> None:
-    shown = arg.value if isinstance(arg, ast.Constant) else message_template(arg)
-    try:
-        when = folder.text(guard)
-    except Unfoldable as exc:
-        problems.append(f"attention_backends: {name} check {shown!r} not statically readable ({exc})")
-        checks.append({"reason": str(shown), "when": None})
-        return
-    if when == "False":
-        return
-    if isinstance(arg, ast.Constant) or isinstance(arg, ast.JoinedStr):
-        checks.append({"reason": str(shown), "when": when})
-        return
-    try:  # a reason computed from the inputs (supports_combination's): None means valid
-        checks.append({"reason": None, "reason_expr": folder.text(folder.expr(arg, scope)), "when": when})
-    except Unfoldable as exc:
-        problems.append(f"attention_backends: {name} check {shown!r} not statically readable ({exc})")
-        checks.append({"reason": str(shown), "when": None})
-
-
-# Inputs most stacks leave at vLLM's default, with that default: a check that cannot be read is
-# still decided when it cannot trip at the default (`--block-size` unset, no decode context
-# parallelism, causal attention ...).
-DEFAULTS: dict[str, Any] = {"block_size": None, "use_dcp": False, "use_non_causal": False, "use_pcp": False,
-                            "use_kv_connector": False, "use_batch_invariant": False,
-                            "use_adaptive_verification": False}
-
-
-def _unreadable(folder: Folder, test: ast.expr, scope: Scope, reason: str, name: str, exc: Exception,
-                problems: list[str]) -> dict[str, Any]:
-    """A check the fold cannot read. When it cannot trip while an input keeps its default, say
-    so (`passes_when_unset`): it is then unknown only for stacks that set that input."""
-    for optional, default in DEFAULTS.items():
-        trial = scope.copy()
-        trial.env[optional] = ast.Constant(default)
-        try:
-            if folder.text(folder.expr(test, trial)) == "False":
-                return {"reason": reason, "when": None, "passes_when_unset": optional}
-        except Unfoldable:
-            pass
-    problems.append(f"attention_backends: {name} check {reason!r} not statically readable ({exc})")
-    return {"reason": reason, "when": None}
-
-
-def _and(left: ast.expr, right: ast.expr) -> ast.expr:
-    if isinstance(left, ast.Constant) and left.value is True:
-        return right
-    return ast.BoolOp(ast.And(), [left, right])
-
-
-def _is_append(stmt: ast.stmt) -> bool:
-    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
-            and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "append"
-            and len(stmt.value.args) == 1)
-
-
-def _is_list_init(stmt: ast.Assign | ast.AnnAssign) -> bool:
-    return isinstance(stmt.value, ast.List) and not stmt.value.elts
-
-
-def _first_reason(stmt: ast.If) -> str:
-    for node in ast.walk(stmt):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append":
-            return message_template(node.args[0]) if node.args else "?"
-    return ast.unparse(stmt.test)
-
-
-# -- how a backend stores an FP8 KV cache -----------------------------------------------------------
-
-def _kv_storage(tree: SourceTree, folder: Folder, backend: Symbol, problems: list[str],
-                name: str) -> dict[str, str | None] | None:
-    """Per FP8 spelling, the torch dtype the backend's cache holds (None: it raises on it): the
-    class's `get_[fp8_]dtype_for_*` mapping, else the `self.*fp8_dtype = ...` its implementation
-    sets, else `current_platform.fp8_dtype()` where its module views the cache as that (Triton
-    views any fp8* cache as the platform's one FP8 type)."""
-    assert isinstance(backend.node, ast.ClassDef)
-    listed = [d for d in (_listed(folder, backend, "supported_kv_cache_dtypes") or []) if d in FP8_SPELLINGS]
-    mapper = next((m for o in tree.mro(backend.path, backend.node) if isinstance(o.node, ast.ClassDef)
-                   for m in o.node.body if isinstance(m, ast.FunctionDef) and _MAPPER.match(m.name)), None)
-    storage: dict[str, str | None] = {}
-    if mapper is not None:  # FLASH_ATTN lists no fp8 but accepts it at run time (FA3): map every spelling
-        for spelling in FP8_SPELLINGS:
-            try:
-                value = folder.method(backend, mapper.name, {mapper.args.args[-1].arg: ast.Constant(spelling)})
-                storage[spelling] = value.value if isinstance(value, ast.Constant) else None
-            except Unfoldable:
-                storage[spelling] = None  # the mapping raises: the backend refuses it at run time
-        return storage
-    runtime = len([o for o in tree.mro(backend.path, backend.node) if isinstance(o.node, ast.ClassDef)
-                   and class_method(o.node, "supports_kv_cache_dtype") is not None]) > 1
-    spellings = list(FP8_SPELLINGS) if runtime else listed
-    if not spellings:
-        return None
-    impl = _impl_fp8_dtype(tree, folder, backend) or _platform_fp8(tree, folder, backend)
-    if impl is None:
-        problems.append(f"attention_backends: {name} FP8 KV storage dtype not statically readable")
-        return None
-    return {spelling: impl for spelling in spellings}
-
-
-def _platform_fp8(tree: SourceTree, folder: Folder, backend: Symbol) -> str | None:
-    if not tree.contains(backend.path, "current_platform.fp8_dtype()") or folder.platform is None:
-        return None
-    try:
-        value = folder.method(folder.platform, "fp8_dtype", {})
-    except Unfoldable:
-        return None
-    return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
-
-
-def _impl_fp8_dtype(tree: SourceTree, folder: Folder, backend: Symbol) -> str | None:
-    get_impl = folder.find_method(backend, "get_impl_cls")
-    if get_impl is None or not isinstance(get_impl.node, ast.FunctionDef):
-        return None
-    returned = next((n.value for n in ast.walk(get_impl.node) if isinstance(n, ast.Return) and n.value), None)
-    impl = tree.resolve_expr(get_impl.path, returned) if isinstance(returned, ast.expr) else None
-    if impl is None or not isinstance(impl.node, ast.ClassDef):
-        return None
-    init = class_method(impl.node, "__init__")
-    for node in ast.walk(init) if init is not None else []:
-        if (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Attribute)
-                and node.targets[0].attr.endswith("fp8_dtype")):
-            try:
-                value = folder.expr(node.value, Scope(impl.path, impl, {}, {}))
-            except Unfoldable:
-                return None
-            return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
-    return None
-
-
-def _uses_triton_ops(tree: SourceTree, backend: Symbol) -> bool:
-    """The backend's module imports one of vLLM's Triton attention kernels (`v1/attention/ops/
-    triton_*`): what it reads from the cache is compiled by Triton for the GPU."""
-    for node in ast.walk(tree.parse(backend.path)):
-        if isinstance(node, ast.ImportFrom) and node.module and ".ops.triton_" in f".{node.module}":
-            return True
-    return False
 
 
 # -- auto-selection ---------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from tools.vllm_release.predicates import Folder, Scope, Unfoldable, simplify
+from tools.vllm_release.fold_ast import Scope, Unfoldable, simplify
+from tools.vllm_release.predicates import Folder
 from tools.vllm_release.source_tree import SourceTree, Symbol, literal_str, message_template
 
 ARG_UTILS = "vllm/engine/arg_utils.py"
@@ -223,6 +224,7 @@ def _performance_mode(tree: SourceTree, problems: list[str]) -> dict[str, dict[s
             mode = literal_str(node.test.comparators[0])
             for inner in ast.walk(node):
                 if (mode and isinstance(inner, ast.AugAssign) and isinstance(inner.op, ast.Mult)
-                        and isinstance(inner.value, ast.Constant) and isinstance(inner.target, ast.Attribute)):
-                    modes.setdefault(mode, {})[inner.target.attr] = int(inner.value.value)
+                        and isinstance(inner.value, ast.Constant) and isinstance(inner.value.value, int)
+                        and isinstance(inner.target, ast.Attribute)):
+                    modes.setdefault(mode, {})[inner.target.attr] = inner.value.value
     return modes

@@ -11,18 +11,31 @@ then left `null` and listed under `unextracted`, never guessed.
 
 What the fold assumes about the machine is the table `ASSUMED` (a CUDA host with vLLM's own
 wheels): each entry is a function whose answer is not in the configuration.
+
+Statements are folded by fold_bodies.BodyFolder, expressions here; fold_ast.py holds the nodes
+and the constant folding both share.
 """
 
 from __future__ import annotations
 
 import ast
 import copy
-import operator
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
-from tools.vllm_release.source_tree import SourceTree, Symbol, class_body_value, class_method
+from tools.vllm_release.fold_ast import (
+    CurrentPlatform,
+    Ref,
+    Scope,
+    Unfoldable,
+    constant_value,
+    item,
+    platform_capability,
+    simplify,
+    to_int,
+)
+from tools.vllm_release.fold_bodies import BodyFolder
+from tools.vllm_release.source_tree import Symbol, class_body_value, class_method
 
 # Platform predicates on a CUDA host.
 PLATFORM_CONSTANTS = {
@@ -52,38 +65,10 @@ ALLOWED_NODES = (
 )
 ALLOWED_METHODS = {"startswith", "endswith"}
 ALLOWED_ATTRIBUTES = {"major", "minor"}
-_MAX_DEPTH = 8
 
 
-class Unfoldable(Exception):
-    """The function depends on something other than the named inputs."""
-
-
-class Ref(ast.expr):
-    """A name that resolved to a definition in the tree (a class, a function or a module);
-    `bound` is the class `cls` stands for, for methods reached through a class."""
-
-    def __init__(self, symbol: Symbol, bound: Symbol | None = None) -> None:
-        super().__init__()
-        self.symbol = symbol
-        self.bound = bound
-
-
-class _Platform(ast.expr):
-    """`current_platform`."""
-
-
-@dataclass
-class Folder:
+class Folder(BodyFolder):
     """Folds functions of one release; `inputs` are the names an expression may keep."""
-
-    tree: SourceTree
-    inputs: frozenset[str]
-    enum_names: frozenset[str] = frozenset()  # enums whose members fold to their *name*
-    platform: Symbol | None = None
-    depth: int = 0
-    assumed_used: set[str] = field(default_factory=set)
-    _owners: dict[int, Symbol] = field(default_factory=dict)  # method node -> the class defining it
 
     # -- entry points ------------------------------------------------------------------------
 
@@ -109,115 +94,6 @@ class Folder:
                 raise Unfoldable(f"call {ast.unparse(node)}")
         return ast.unparse(simple)
 
-    # -- functions ---------------------------------------------------------------------------
-
-    def call(self, func: Symbol, args: list[ast.expr], kwargs: dict[str, ast.expr],
-             bound: Symbol | None) -> ast.expr:
-        # f(a if c else b) is (f(a) if c else f(b)): each branch folds with a known argument
-        for i, arg in enumerate(args):
-            arg = simplify(arg)
-            if isinstance(arg, ast.IfExp):
-                then, other = list(args), list(args)
-                then[i], other[i] = arg.body, arg.orelse
-                return ast.IfExp(arg.test, self.call(func, then, kwargs, bound), self.call(func, other, kwargs, bound))
-        node = func.node
-        assert isinstance(node, ast.FunctionDef)
-        if self.depth > _MAX_DEPTH:
-            raise Unfoldable(f"{func.name}: too deep")
-        params = [a.arg for a in node.args.posonlyargs + node.args.args]
-        decorators = {ast.unparse(d) for d in node.decorator_list}
-        env: dict[str, ast.expr] = {}
-        if params and ("classmethod" in decorators or params[0] in ("self", "cls")):
-            if bound is not None:
-                env[params[0]] = Ref(bound)
-            params = params[1:]
-        defaults = node.args.defaults
-        for name, default in zip(params[len(params) - len(defaults):], defaults, strict=True):
-            env[name] = default
-        kwonly = [a.arg for a in node.args.kwonlyargs]
-        for name, default in zip(kwonly, node.args.kw_defaults, strict=True):
-            if default is not None:
-                env[name] = default
-        env.update(zip(params, args, strict=False))
-        env.update({k: v for k, v in kwargs.items() if k in params or k in kwonly})
-        self.depth += 1
-        try:
-            scope = Scope(func.path, bound, env, {"owner": self._owners.get(id(node))})
-            result = self.block(node.body, scope)
-        finally:
-            self.depth -= 1
-        if result is None:
-            return ast.Constant(None)
-        return result
-
-    def block(self, body: list[ast.stmt], scope: Scope) -> ast.expr | None:
-        """The value a statement list returns, or None when it falls off the end."""
-        for i, stmt in enumerate(body):
-            rest = body[i + 1:]
-            if isinstance(stmt, ast.Return):
-                return self.expr(stmt.value, scope) if stmt.value is not None else ast.Constant(None)
-            if isinstance(stmt, ast.If):
-                test = simplify(self.expr(stmt.test, scope))
-                if isinstance(test, ast.Constant):
-                    return self.block((stmt.body if test.value else stmt.orelse) + rest, scope)
-                then = self.block(stmt.body + rest, scope.copy())
-                other = self.block(stmt.orelse + rest, scope.copy())
-                return ast.IfExp(test, then or ast.Constant(None), other or ast.Constant(None))
-            if isinstance(stmt, ast.Try):
-                return self.block(stmt.body + stmt.finalbody + rest, scope)
-            if isinstance(stmt, ast.Raise):
-                raise Unfoldable("raises")
-            self.statement(stmt, scope)
-        return None
-
-    def statement(self, stmt: ast.stmt, scope: Scope) -> None:
-        if isinstance(stmt, ast.Pass | ast.Assert) or (
-                isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
-            return
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            scope.env[stmt.targets[0].id] = self.expr(stmt.value, scope)
-        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple):
-            value = simplify(self.expr(stmt.value, scope))  # `ok, reason = supported()`
-            names = stmt.targets[0].elts
-            if not (isinstance(value, ast.Tuple) and len(value.elts) == len(names)
-                    and all(isinstance(n, ast.Name) for n in names)):
-                raise Unfoldable("tuple unpacking")
-            for target, element in zip(names, value.elts, strict=True):
-                assert isinstance(target, ast.Name)
-                scope.env[target.id] = element
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-            scope.env[stmt.target.id] = self.expr(stmt.value, scope)
-        elif isinstance(stmt, ast.ImportFrom):
-            for alias in stmt.names:
-                found = self.tree.resolve_import(scope.path, stmt, alias.name)
-                if found is not None:
-                    scope.env[alias.asname or alias.name] = Ref(found)
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            self._mutation(stmt.value, scope)
-        else:
-            raise Unfoldable(f"statement {ast.unparse(stmt)[:60]}")
-
-    def _mutation(self, call: ast.Call, scope: Scope) -> None:
-        """`local.append(x)` / `local.insert(i, x)` on a local list; other calls (logging) are
-        side effects the value does not depend on."""
-        func = call.func
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-                and func.value.id in scope.env and func.attr in ("append", "insert", "extend")):
-            return
-        current = scope.env[func.value.id]
-        if not isinstance(current, ast.List):
-            raise Unfoldable(f"{func.attr} on a non-list")
-        items = list(current.elts)
-        values = [self.expr(a, scope) for a in call.args]
-        if func.attr == "append":
-            items.append(values[0])
-        elif func.attr == "extend" and isinstance(values[0], ast.List | ast.Tuple):
-            items.extend(values[0].elts)
-        elif func.attr == "insert" and isinstance(values[0], ast.Constant):
-            items.insert(int(values[0].value), values[1])
-        else:
-            raise Unfoldable(f"{func.attr} not foldable")
-        scope.env[func.value.id] = ast.List(items, ast.Load())
 
     # -- expressions -------------------------------------------------------------------------
 
@@ -243,7 +119,7 @@ class Folder:
             values: list[ast.expr] = []
             for value in node.values:  # short-circuit as Python does: `x is not None and x.y`
                 folded = simplify(self.expr(value, scope))
-                known, constant = _const(folded)
+                known, constant = constant_value(folded)
                 if known and bool(constant) == isinstance(node.op, ast.Or):
                     return ast.Constant(constant)
                 values.append(folded)
@@ -259,7 +135,7 @@ class Folder:
         if isinstance(node, ast.Subscript):  # `supported()[0]` of a returned (ok, reason) tuple
             value, index = simplify(self.expr(node.value, scope)), simplify(self.expr(node.slice, scope))
             if isinstance(index, ast.Constant) and isinstance(index.value, int):
-                return _item(value, index.value)
+                return item(value, index.value)
             raise Unfoldable("subscript")
         if isinstance(node, ast.JoinedStr):
             parts = [self.expr(v.value, scope) if isinstance(v, ast.FormattedValue) else v for v in node.values]
@@ -276,13 +152,13 @@ class Folder:
     def _name(self, name: str, scope: Scope) -> ast.expr:
         if name in scope.env:
             value = scope.env[name]
-            return value if isinstance(value, Ref | _Platform) else copy.deepcopy(value)
+            return value if isinstance(value, Ref | CurrentPlatform) else copy.deepcopy(value)
         if name in self.inputs:
             return ast.Name(name, ast.Load())
         if name in ("True", "False", "None"):
             return ast.Constant({"True": True, "False": False, "None": None}[name])
         if name == "current_platform":
-            return _Platform()
+            return CurrentPlatform()
         found = self.tree.resolve(scope.path, name)
         if found is None:
             return ast.Name(name, ast.Load())  # an external name (torch, ...): attributes may fold
@@ -300,7 +176,7 @@ class Folder:
             return ast.Constant(TORCH_ALIASES.get(attr, attr))
         if isinstance(owner, ast.Name) and owner.id in self.inputs and attr in ALLOWED_ATTRIBUTES:
             return ast.Attribute(owner, attr, ast.Load())
-        if isinstance(owner, _Platform):
+        if isinstance(owner, CurrentPlatform):
             if self.platform is None:
                 raise Unfoldable("no CUDA platform class")
             return self._attribute(Ref(self.platform), attr)
@@ -373,16 +249,16 @@ class Folder:
         kwargs = {k.arg: self.expr(k.value, scope) for k in node.keywords if k.arg is not None}
         if isinstance(func, ast.Attribute):
             owner = self.expr(func.value, scope)
-            if isinstance(owner, _Platform) and func.attr in PLATFORM_CONSTANTS:
+            if isinstance(owner, CurrentPlatform) and func.attr in PLATFORM_CONSTANTS:
                 return ast.Constant(PLATFORM_CONSTANTS[func.attr])
-            if isinstance(owner, _Platform):
-                capability = _platform_capability(func.attr, args)
+            if isinstance(owner, CurrentPlatform):
+                capability = platform_capability(func.attr, args)
                 if capability is not None:
                     return capability
             if isinstance(owner, ast.Name | ast.Attribute) and func.attr in ALLOWED_METHODS:
                 return ast.Call(ast.Attribute(owner, func.attr, ast.Load()), args, [])
             if isinstance(owner, ast.Name) and owner.id == "device_capability" and func.attr == "to_int":
-                return _to_int(owner)
+                return to_int(owner)
             callee = self._attribute(owner, func.attr)
         else:
             callee = self.expr(func, scope)
@@ -393,142 +269,3 @@ class Folder:
         if isinstance(callee, ast.Name) and callee.id in ("len", "isinstance", "getattr", "hasattr"):
             raise Unfoldable(f"{callee.id}()")
         raise Unfoldable(f"call {ast.unparse(node)[:60]}")
-
-
-@dataclass
-class Scope:
-    path: str
-    bound: Symbol | None
-    env: dict[str, ast.expr]
-    extra: dict[str, Any]
-
-    def copy(self) -> Scope:
-        return Scope(self.path, self.bound, dict(self.env), dict(self.extra))
-
-
-def _item(value: ast.expr, index: int) -> ast.expr:
-    """`value[index]` of a folded tuple, through the branches of a conditional."""
-    if isinstance(value, ast.Tuple | ast.List) and -len(value.elts) <= index < len(value.elts):
-        return value.elts[index]
-    if isinstance(value, ast.IfExp):
-        return ast.IfExp(value.test, _item(value.body, index), _item(value.orelse, index))
-    raise Unfoldable("subscript")
-
-
-def _capability(major: int, minor: int) -> ast.Tuple:
-    return ast.Tuple([ast.Constant(major), ast.Constant(minor)], ast.Load())
-
-
-def _device() -> ast.Name:
-    return ast.Name("device_capability", ast.Load())
-
-
-def _to_int(cap: ast.expr) -> ast.expr:
-    return ast.BinOp(ast.BinOp(ast.Attribute(cap, "major", ast.Load()), ast.Mult(), ast.Constant(10)),
-                     ast.Add(), ast.Attribute(cap, "minor", ast.Load()))
-
-
-def _platform_capability(method: str, args: list[ast.expr]) -> ast.expr | None:
-    """platforms/interface.py's capability predicates, as comparisons of `device_capability`."""
-    if method == "get_device_capability":
-        return _device()
-    if not args:
-        return None
-    arg = simplify(args[0])
-    if isinstance(arg, ast.Constant) and isinstance(arg.value, int):
-        target: ast.expr = _capability(arg.value // 10, arg.value % 10)
-        number = arg.value
-    elif isinstance(arg, ast.Tuple):
-        target, number = arg, -1
-    else:
-        return None
-    if method == "has_device_capability":
-        return ast.Compare(_device(), [ast.GtE()], [target])
-    if method == "is_device_capability":
-        return ast.Compare(_device(), [ast.Eq()], [target])
-    if method == "is_device_capability_family" and number >= 0:
-        return ast.Compare(ast.Attribute(_device(), "major", ast.Load()), [ast.Eq()], [ast.Constant(number // 10)])
-    return None
-
-
-_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Mod: operator.mod,
-    ast.FloorDiv: operator.floordiv,
-}
-_COMPARES: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b, ast.Is: operator.is_, ast.IsNot: operator.is_not,
-}
-
-
-def _const(node: ast.expr) -> tuple[bool, Any]:
-    if isinstance(node, ast.Constant):
-        return True, node.value
-    if isinstance(node, ast.Tuple | ast.List) and all(_const(e)[0] for e in node.elts):
-        values = [_const(e)[1] for e in node.elts]
-        return True, tuple(values) if isinstance(node, ast.Tuple) else values
-    return False, None
-
-
-def simplify(node: ast.expr) -> ast.expr:
-    """Constant-fold what does not depend on an input (short-circuiting `and`/`or`)."""
-    if isinstance(node, ast.BoolOp):
-        values = [simplify(v) for v in node.values]
-        kept: list[ast.expr] = []
-        for value in values:
-            known, constant = _const(value)
-            if not known:
-                kept.append(value)
-            elif isinstance(node.op, ast.And) and not constant:
-                return ast.Constant(False)
-            elif isinstance(node.op, ast.Or) and constant:
-                return ast.Constant(True)
-        if not kept:
-            return ast.Constant(isinstance(node.op, ast.And))
-        return kept[0] if len(kept) == 1 else ast.BoolOp(node.op, kept)
-    if isinstance(node, ast.UnaryOp):
-        operand = simplify(node.operand)
-        known, constant = _const(operand)
-        if known and isinstance(node.op, ast.Not):
-            return ast.Constant(not constant)
-        if known and isinstance(node.op, ast.USub):
-            return ast.Constant(-constant)
-        if isinstance(node.op, ast.Not) and isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not):
-            return operand.operand  # not not x: x (every test here is a bool)
-        return ast.UnaryOp(node.op, operand)
-    if isinstance(node, ast.Compare):
-        left, rights = simplify(node.left), [simplify(c) for c in node.comparators]
-        if len(rights) == 1 and all(_const(n)[0] for n in (left, rights[0])):
-            return ast.Constant(bool(_COMPARES[type(node.ops[0])](_const(left)[1], _const(rights[0])[1])))
-        return ast.Compare(left, node.ops, rights)
-    if isinstance(node, ast.BinOp):
-        left, right = simplify(node.left), simplify(node.right)
-        if _const(left)[0] and _const(right)[0] and type(node.op) in _BINOPS:
-            return ast.Constant(_BINOPS[type(node.op)](_const(left)[1], _const(right)[1]))
-        return ast.BinOp(left, node.op, right)
-    if isinstance(node, ast.IfExp):
-        test = simplify(node.test)
-        known, constant = _const(test)
-        if known:
-            return simplify(node.body if constant else node.orelse)
-        body, orelse = simplify(node.body), simplify(node.orelse)
-        if ast.dump(body) == ast.dump(orelse):
-            return body
-        if _const(body) == (True, True) and _const(orelse) == (True, False):  # `True if x else False`
-            return test
-        if _const(body) == (True, False) and _const(orelse) == (True, True):
-            return simplify(ast.UnaryOp(ast.Not(), test))
-        return ast.IfExp(test, body, orelse)
-    if isinstance(node, ast.List | ast.Tuple):
-        elts: list[ast.expr] = []
-        for e in node.elts:
-            e = simplify(e)
-            if isinstance(e, ast.Starred) and isinstance(e.value, ast.List | ast.Tuple):
-                elts.extend(e.value.elts)
-            else:
-                elts.append(e)
-        return type(node)(elts, ast.Load())
-    if isinstance(node, ast.Starred):
-        return ast.Starred(simplify(node.value), ast.Load())
-    return node

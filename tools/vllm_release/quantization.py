@@ -21,7 +21,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from tools.vllm_release.predicates import Folder, Unfoldable
+from tools.vllm_release.fold_ast import Unfoldable
+from tools.vllm_release.predicates import Folder
 from tools.vllm_release.source_tree import SourceTree, Symbol, class_method, literal_str, message_template
 from tools.vllm_release.type_hints import HintReader, KwargsRules
 
@@ -191,8 +192,9 @@ def _marlin(tree: SourceTree, problems: list[str]) -> dict[str, Any] | None:
 
 
 def _int(node: ast.expr) -> int | None:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
-        return -int(node.operand.value)
+    if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant)
+            and isinstance(node.operand.value, int)):
+        return -node.operand.value
     return int(node.value) if isinstance(node, ast.Constant) and isinstance(node.value, int) else None
 
 

@@ -172,7 +172,8 @@ def _mtp_rewrites(cls: ast.ClassDef, problems: list[str]) -> dict[str, Any] | No
         for arch in tested_archs:
             by_arch[arch] = dict(rewrite)
     for rewrite in [*by_type.values(), *by_arch.values()]:
-        key, default = rewrite.pop("n_predict") or predicts.get(rewrite["mtp_model_type"], (None, None))
+        n_predict: Any = rewrite.pop("n_predict") or predicts.get(str(rewrite["mtp_model_type"])) or (None, None)
+        key, default = n_predict
         rewrite["n_predict_key"], rewrite["n_predict_default"] = key, default
     return {"model_types": dict(sorted(by_type.items())), "architectures": dict(sorted(by_arch.items()))}
 
