@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import ast
 import re
-from concurrent.futures import ThreadPoolExecutor
 
 from tests.paths import DOCS, ROOT
+from tests.python_source import parse_source
 from vllm_serving.finding_codes import STAGE_CODES
 from vllm_serving.rules import RULES
 from vllm_serving.rules.docs import STAGE_END, STAGE_START, stage_codes_table, table_in
@@ -20,19 +20,10 @@ DOCUMENTED_BY_HAND = {"api-key-empty", "api-key-short", "api-key-whitespace"}
 
 
 def raised_codes() -> dict[str, set[str]]:
-    """Kebab-case string literals passed first to a Finding-making call, with where they are.
-
-    Parsed in a thread of its own: CPython 3.11's ast.parse fails with "AST constructor recursion
-    depth mismatch" in a thread that met a RecursionError before (python/cpython#106905), which the
-    hostile-input tests provoke on purpose in the same worker."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(_scan).result()
-
-
-def _scan() -> dict[str, set[str]]:
+    """Kebab-case string literals passed first to a Finding-making call, with where they are."""
     found: dict[str, set[str]] = {}
     for path in (ROOT / "vllm_serving").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_source(path)):
             if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)):
                 continue
             func = node.func

@@ -53,7 +53,7 @@ STATED = ("architecture", "model_type", "family", "weights_dtype", "quantization
           "num_key_value_heads", "head_dim", "full_attention_layers", "linear_attention", "mla",
           "sliding_window", "sliding_window_layers", "experts", "mtp_layers", "refuses_float16",
           "tie_word_embeddings", "attention_output_gate", "partial_rotary_factor", "multimodal_rope",
-          "vision_params_billion")
+          "vision_params_billion", "rope_scaling", "quantization_config")
 # Families the catalog must cover: what people serve with vLLM (dense, MoE, MLA, hybrid).
 REQUIRED = ("Qwen3-0.6B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B", "Qwen3-32B", "Qwen3-30B-A3B",
             "Qwen3-235B-A22B", "Qwen3.5-27B", "Qwen3.6-27B", "Llama-3.1-8B", "Llama-3.1-70B",

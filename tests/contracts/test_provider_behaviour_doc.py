@@ -6,6 +6,7 @@ import ast
 import re
 
 from tests.paths import DOCS, ROOT
+from tests.python_source import parse_source
 
 DOC = (DOCS / "provider-behaviour.md").read_text(encoding="utf-8")
 # `tests/x/test_y.py::test_z`, or `::test_z` for the file named last before it
@@ -13,7 +14,7 @@ CITATION = re.compile(r"`(tests/[\w/]+\.py)?::(test_\w+)`")
 
 
 def _tests_in(path: str) -> set[str]:
-    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    tree = parse_source(ROOT / path)
     return {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
 
 

@@ -1,4 +1,5 @@
-"""A tiny wheel with vLLM's file layout and a few of each fact, to run the generator offline.
+"""A tiny wheel with vLLM's file layout and a few of each fact, to run the generator offline
+(the files the schema-2 facts are read from: fake_wheel_facts.py).
 
 Each file mimics the shape of the real one in vLLM v0.19.1 (same paths, same idioms: config
 dataclasses read by `get_kwargs`, `add_argument` calls with aliases, a lazy parser table, a
@@ -10,6 +11,8 @@ from __future__ import annotations
 import textwrap
 import zipfile
 from pathlib import Path
+
+from tests.engine.fake_wheel_facts import FACT_APPENDS, FACT_REPLACES, FACT_SOURCES
 
 SOURCES = {
     "vllm/__init__.py": "",
@@ -83,30 +86,6 @@ SOURCES = {
             dtype: ModelDType = "auto"
             enable_prefix_caching: bool | None = None
     ''',
-    "vllm/config/speculative.py": '''
-        from typing import Literal, get_args
-
-        from vllm.config.utils import config
-
-        MTPModelTypes = Literal["qwen3_5_mtp", "mtp"]
-        SpeculativeMethod = Literal["ngram", "eagle", MTPModelTypes]
-
-        @config
-        class SpeculativeConfig:
-            method: SpeculativeMethod | None = None
-            model: str | None = None
-
-            def __post_init__(self):
-                if self.method in get_args(MTPModelTypes) and self.method != "mtp":
-                    self.method = "mtp"
-                if self.model is None and self.num_speculative_tokens is not None:
-                    if self.method == "mtp":
-                        self.model = self.target_model_config.model
-                    elif self.method in ("ngram", "[ngram]"):
-                        self.model = "ngram"
-                    else:
-                        raise ValueError("num_speculative_tokens without speculative model.")
-    ''',
     "vllm/config/vllm.py": '''
         from vllm.config.speculative import SpeculativeConfig
         from vllm.config.utils import config
@@ -114,55 +93,6 @@ SOURCES = {
         @config
         class VllmConfig:
             speculative_config: SpeculativeConfig | None = None
-    ''',
-    "vllm/engine/arg_utils.py": '''
-        import argparse
-        import json
-
-        from vllm.config.model import ModelConfig
-        from vllm.config.parallel import ParallelConfig
-        from vllm.config.vllm import VllmConfig
-
-        def optional_type(return_type):
-            return return_type
-
-        def human_readable_int_or_auto(value):
-            return int(value)
-
-        def _compute_kwargs(cls):
-            for field in fields(cls):
-                if contains_type(type_hints, int):
-                    if name == "max_model_len":
-                        kwargs[name]["type"] = human_readable_int_or_auto
-
-        def get_kwargs(cls):
-            return _compute_kwargs(cls)
-
-        class EngineArgs:
-            @staticmethod
-            def add_cli_args(parser):
-                model_kwargs = get_kwargs(ModelConfig)
-                model_group = parser.add_argument_group(title="ModelConfig")
-                model_group.add_argument("--max-model-len", **model_kwargs["max_model_len"])
-                model_group.add_argument("--dtype", **model_kwargs["dtype"])
-                model_group.add_argument("--enable-prefix-caching", **model_kwargs["enable_prefix_caching"])
-                parallel_kwargs = get_kwargs(ParallelConfig)
-                parser.add_argument(
-                    "--tensor-parallel-size", "-tp", **parallel_kwargs["tensor_parallel_size"]
-                )
-                vllm_kwargs = get_kwargs(VllmConfig)
-                vllm_kwargs["speculative_config"]["type"] = optional_type(json.loads)
-                parser.add_argument("--speculative-config", "-sc", **vllm_kwargs["speculative_config"])
-                parser.add_argument("--disable-log-stats", action="store_true")
-                return parser
-
-        class AsyncEngineArgs(EngineArgs):
-            @staticmethod
-            def add_cli_args(parser, async_args_only=False):
-                if not async_args_only:
-                    parser = EngineArgs.add_cli_args(parser)
-                parser.add_argument("--enable-log-requests", action=argparse.BooleanOptionalAction)
-                return parser
     ''',
     "vllm/utils/argparse_utils.py": '''
         import regex as re
@@ -246,15 +176,6 @@ SOURCES = {
             def get_min_capability(cls) -> int:
                 raise NotImplementedError
     ''',
-    "vllm/model_executor/layers/quantization/awq.py": '''
-        from .base_config import QuantizationConfig
-
-        class AWQConfig(QuantizationConfig):
-            @classmethod
-            def get_min_capability(cls) -> int:
-                # The AWQ kernel only supports Turing or newer GPUs.
-                return 75
-    ''',
     "vllm/model_executor/layers/quantization/fp8.py": '''
         from .base_config import QuantizationConfig
 
@@ -326,9 +247,13 @@ SOURCES = {
 def build_wheel(directory: Path, version: str) -> Path:
     """Write the fake release as `vllm-<version>-py3-none-any.whl` in `directory`."""
     wheel = directory / f"vllm-{version}-py3-none-any.whl"
+    merged = {**SOURCES, **FACT_REPLACES, **FACT_SOURCES}
+    files = {path: textwrap.dedent(text).lstrip() for path, text in merged.items()}
+    for path, text in FACT_APPENDS.items():
+        files[path] = files.get(path, "") + "\n" + textwrap.dedent(text).lstrip()
     with zipfile.ZipFile(wheel, "w") as zf:
-        for path, text in sorted(SOURCES.items()):
+        for path, text in sorted(files.items()):
             info = zipfile.ZipInfo(path, date_time=(2025, 1, 1, 0, 0, 0))
-            zf.writestr(info, textwrap.dedent(text).lstrip())
+            zf.writestr(info, text)
         zf.writestr(zipfile.ZipInfo(f"vllm-{version}.dist-info/METADATA"), "Name: vllm\n")
     return wheel

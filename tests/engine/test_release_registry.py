@@ -177,9 +177,12 @@ def test_versions_are_ordered_numerically() -> None:
 
 # -- the committed files ------------------------------------------------------------------------------
 
-TOP_KEYS = {"attention_backends", "env_vars", "flags", "generator", "metrics", "parser", "positionals",
-            "quantization", "reasoning_parsers", "schema", "speculative", "tool_parsers", "unextracted",
-            "version", "wheel", "preflight_entry_points"}
+TOP_KEYS_V1 = {"attention_backends", "env_vars", "flags", "generator", "metrics", "parser", "positionals",
+               "quantization", "reasoning_parsers", "schema", "speculative", "tool_parsers", "unextracted",
+               "version", "wheel"}
+# schema 2 adds the facts the rules read beyond names (v0.11.0's file, whose wheel is gone, stays at 1)
+TOP_KEYS = {1: TOP_KEYS_V1, 2: TOP_KEYS_V1 | {"models", "gates"}}
+TOP_KEYS = {schema: keys | {"preflight_entry_points"} for schema, keys in TOP_KEYS.items()}
 FLAG_KEYS = {"action", "aliases", "choices", "deprecated", "dest", "field", "group", "hidden",
              "human_readable", "json", "nargs", "negations", "optional", "source", "takes_value", "type"}
 
@@ -187,7 +190,9 @@ FLAG_KEYS = {"action", "aliases", "choices", "deprecated", "dest", "field", "gro
 @pytest.mark.parametrize("version", known_versions())
 def test_committed_registry_has_the_expected_schema(version: str) -> None:
     data = json.loads((RELEASES / f"v{version}.json").read_text(encoding="utf-8"))
-    assert set(data) == TOP_KEYS and data["schema"] == 1 and data["version"] == version
+    assert set(data) == TOP_KEYS[data["schema"]] and data["version"] == version
+    assert data["schema"] == 2 or version == "0.11.0"
+    assert len(data["wheel"]["sha256"]) == 64
     assert data["wheel"]["file"].startswith(f"vllm-{version}-")
     owners: dict[str, str] = {}
     for name, flag in data["flags"].items():
@@ -233,6 +238,7 @@ def test_generator_reads_flags_from_the_parser_building_code(tmp_path: Path) -> 
         "--disable-log-stats": ([], [], "bool", 0, None, False),
         "--enable-log-requests": ([], ["--no-enable-log-requests"], "bool", 0, None, False),
         "--grpc": ([], [], "bool", 0, None, False),
+        "--max-num-partial-prefills": ([], [], "int", None, None, False),
     }
     assert data["flags"]["--max-model-len"]["human_readable"]
     assert data["flags"]["--tensor-parallel-size"]["field"] == (
@@ -251,8 +257,9 @@ def test_generator_reads_name_registries(tmp_path: Path) -> None:
     assert data["reasoning_parsers"] == {"qwen3": "vllm/reasoning/qwen3_reasoning_parser.py",
                                          "qwen3_alt": "vllm/reasoning/qwen3_reasoning_parser.py"}
     quant = data["quantization"]["methods"]
-    assert quant["awq"] == {"config_class": "AWQConfig", "deprecated": True, "min_capability": 75,
-                            "source": "vllm/model_executor/layers/quantization/awq.py"}
+    assert {k: quant["awq"][k] for k in ("config_class", "deprecated", "min_capability", "source")} == {
+        "config_class": "AWQConfig", "deprecated": True, "min_capability": 75,
+        "source": "vllm/model_executor/layers/quantization/awq.py"}
     assert quant["fp8"]["min_capability"] is None  # only the base's NotImplementedError: not guessed
     assert "quantization: fp8 minimum capability not statically readable" in data["unextracted"]
     backends = data["attention_backends"]["backends"]
@@ -260,12 +267,14 @@ def test_generator_reads_name_registries(tmp_path: Path) -> None:
     assert backends["FLASH_ATTN"]["kv_cache_dtypes"] == ["auto", "float16", "bfloat16"]  # inherited
     assert backends["FLASHINFER"]["compute_capability"] == {"majors": None, "max": [12, 1], "min": [7, 5]}
     assert backends["CUSTOM"]["class"] is None
-    assert data["env_vars"]["names"] == ["VLLM_API_KEY", "VLLM_LOGGING_LEVEL"]
+    assert data["env_vars"]["names"] == ["VLLM_API_KEY", "VLLM_FLOAT32_MATMUL_PRECISION", "VLLM_KV_CACHE_LAYOUT",
+                                         "VLLM_LOGGING_LEVEL", "VLLM_MLA_DISABLE", "VLLM_PP_LAYER_PARTITION"]
 
 
 def test_generator_reads_speculative_methods_and_metrics(tmp_path: Path) -> None:
     _, data = _generate(tmp_path)
     assert data["speculative"]["methods"] == {
+        "draft_model": {"alias_of": None, "draft": None, "needs_draft_model": True},
         "eagle": {"alias_of": None, "draft": None, "needs_draft_model": True},
         "mtp": {"alias_of": None, "draft": "target_model", "needs_draft_model": False},
         "ngram": {"alias_of": None, "draft": "none", "needs_draft_model": False},
@@ -289,3 +298,81 @@ def test_regenerating_gives_the_same_bytes_and_a_loadable_release(tmp_path: Path
     release = release_from_json(data)
     match = release.match("--tensor_parallel_size=2")
     assert match is not None and match.flag.name == "--tensor-parallel-size"
+
+
+# -- schema 2: the facts the rules read, folded from the release's own code ------------------------------
+
+def test_generator_folds_each_backends_checks(tmp_path: Path) -> None:
+    """validate_configuration's reasons become conditions over its inputs, helpers inlined:
+    FlashInfer's sinks ask the platform for the 10.x family, FlashAttention's the FA version."""
+    _, data = _generate(tmp_path)
+    backends = data["attention_backends"]["backends"]
+    flashinfer = {c["reason"]: c["when"] for c in backends["FLASHINFER"]["checks"]}
+    assert flashinfer["attention sinks not supported"] == "has_sink and (not device_capability.major == 10)"
+    assert flashinfer["head_size not supported"] == "not head_size in [64, 128, 256]"
+    flash_attn = {c["reason"]: c["when"] for c in backends["FLASH_ATTN"]["checks"]}
+    assert flash_attn["attention sinks not supported"] == "has_sink and (not fa_version == 3)"
+    assert flash_attn["compute capability not supported"] == "not device_capability >= (8, 0)"
+    assert backends["FLASH_ATTN"]["kv_cache_storage"] == {"fp8": "float8_e4m3fn", "fp8_e4m3": "float8_e4m3fn",
+                                                          "fp8_e5m2": None}  # the mapping raises on e5m2
+    assert backends["TRITON_ATTN"]["kv_cache_storage"] == {"fp8": "float8_e4m3fn", "fp8_e5m2": "float8_e4m3fn"}
+    assert backends["TRITON_ATTN"]["kernels"] == "triton" and backends["FLASHINFER"]["kernels"] is None
+    selection = data["attention_backends"]["selection"]
+    assert selection["fa_version"] == "3 if device_capability.major == 9 else 2"
+    assert selection["priorities"]["default"] == (
+        "['FLASHINFER', 'FLASH_ATTN', 'TRITON_ATTN'] if device_capability.major == 10 "
+        "else ['FLASH_ATTN', 'FLASHINFER', 'TRITON_ATTN']")
+    assert "has_nvidia_artifactory" in data["attention_backends"]["assumed"]
+
+
+def test_generator_reads_model_facts(tmp_path: Path) -> None:
+    _, data = _generate(tmp_path)
+    models = data["models"]
+    assert models["float16_refused"] == ["gemma2", "gemma3"]
+    assert models["mm_prefix_model_types"] == ["gemma3", "paligemma"]
+    assert models["multimodal_architectures"] == ["Gemma3ForConditionalGeneration"]
+    assert models["sink_architectures"] == {"GptOssForCausalLM": "always"}
+    assert models["max_len"]["rope_types_not_scaling"] == ["su", "longrope", "llama3"]
+    assert models["max_len"]["rope_from_original"] == {"yarn": "original_max_position_embeddings"}
+    rewrites = data["speculative"]["mtp_rewrites"]
+    assert rewrites["model_types"]["qwen3_next"]["mtp_model_type"] == "qwen3_next_mtp"
+    assert rewrites["architectures"]["MiMoForCausalLM"]["n_predict_key"] == "num_nextn_predict_layers"
+    assert data["speculative"]["draft_model"]["refuses_multimodal_target"]
+
+
+def test_generator_reads_value_checks_and_gates(tmp_path: Path) -> None:
+    _, data = _generate(tmp_path)
+    values = data["env_vars"]["values"]
+    assert values["VLLM_FLOAT32_MATMUL_PRECISION"] == {"case_sensitive": False, "choices": ["highest", "high"],
+                                                       "list": False}
+    assert values["VLLM_MLA_DISABLE"] == {"type": "int"}
+    assert "VLLM_PP_LAYER_PARTITION" in data["env_vars"]["model_checks"]
+    (gate,) = data["gates"]["gates"]
+    assert gate["when"] == "max_num_partial_prefills != 1" and gate["exception"] == "NotImplementedError"
+    assert gate["defaults"] == {"max_num_partial_prefills": 1}
+    assert data["gates"]["performance_mode"] == {"throughput": {"max_num_batched_tokens": 2}}
+    quant = data["quantization"]
+    assert quant["methods"]["awq"]["act_dtypes"] == "['float16']"
+    assert quant["methods"]["awq"]["weight_packing"]["pack_factor"] == "32 // weight_bits"
+    assert quant["methods"]["awq"]["weight_packing"]["config_keys"]["weight_bits"] == ["w_bit", "bits"]
+    assert quant["marlin"]["min_capability"] == 75 and quant["override_order"] == ["awq_marlin"]
+    assert quant["fp8_moe_block_checks"][0]["when"] == "intermediate_size_per_partition % block_n != 0"
+
+
+def test_committed_registry_states_v0_19_1s_facts(pinned: VllmRelease) -> None:
+    """Facts read from v0.19.1's wheel that the rules decide with (each checked by hand against its source)."""
+    data = pinned.raw
+    backends = data["attention_backends"]["backends"]
+    triton = backends["TRITON_ATTN"]
+    assert triton["kv_cache_storage"] == {"fp8": "float8_e4m3fn", "fp8_e4m3": "float8_e4m3fn",
+                                          "fp8_e5m2": "float8_e4m3fn"}
+    sinks = {c["reason"]: c["when"] for c in backends["FLASHINFER"]["checks"]}["attention sinks not supported"]
+    assert sinks == "has_sink and (not device_capability.major == 10)"
+    assert data["attention_backends"]["selection"]["priorities"]["default"].endswith(
+        "['FLASH_ATTN', 'FLASHINFER', 'TRITON_ATTN', 'FLEX_ATTENTION']")
+    assert data["models"]["float16_refused"] == ["gemma2", "gemma3", "gemma3_text", "glm4", "plamo2"]
+    assert data["models"]["sink_architectures"]["GptOssForCausalLM"] == "always"
+    assert data["speculative"]["mtp_rewrites"]["model_types"]["qwen3_next"]["mtp_model_type"] == "qwen3_next_mtp"
+    assert data["quantization"]["methods"]["mxfp4"]["act_dtypes"] == "['bfloat16']"
+    assert any(g["when"] == "max_num_partial_prefills != 1 or max_long_partial_prefills != 1"
+               for g in data["gates"]["gates"])

@@ -6,6 +6,7 @@ import pytest
 
 from tests.rules.boundary import Boundary, check_boundary, codes
 from vllm_serving.catalog.models import MODELS
+from vllm_serving.findings import config_key
 
 
 def engine(**fields: object) -> dict[str, object]:
@@ -79,6 +80,27 @@ BOUNDARIES = [
              {**engine(trust_remote_code=True), "model": CUSTOM}, "a native architecture -> one vLLM lacks"),
     Boundary("trust-remote-code-native", "v100", {**engine(trust_remote_code=True), "model": LLAMA},
              {**engine(trust_remote_code=False), "model": LLAMA}, "Llama (no catalog minimum version): true -> false"),
+    Boundary("env-value-invalid", "v100", engine(env={"VLLM_FLOAT32_MATMUL_PRECISION": "fast"}),
+             engine(env={"VLLM_FLOAT32_MATMUL_PRECISION": "HIGH"}), "a choice: fast -> HIGH (case-insensitive)",
+             key=config_key("engine", "env", "VLLM_FLOAT32_MATMUL_PRECISION"), says=("highest, high, medium",)),
+    Boundary("env-value-invalid", "v100", engine(env={"VLLM_KV_CACHE_LAYOUT": "hnd"}),
+             engine(env={"VLLM_KV_CACHE_LAYOUT": "HND"}), "case-sensitive choices: hnd -> HND",
+             key=config_key("engine", "env", "VLLM_KV_CACHE_LAYOUT")),
+    Boundary("env-value-invalid", "v100", engine(env={"VLLM_MLA_DISABLE": "true"}),
+             engine(env={"VLLM_MLA_DISABLE": "1"}), "bool(int(...)): true -> 1",
+             key=config_key("engine", "env", "VLLM_MLA_DISABLE"), says=("a whole number",)),
+    Boundary("env-layer-partition", "v100", engine(env={"VLLM_PP_LAYER_PARTITION": "32,32"}),
+             engine(env={"VLLM_PP_LAYER_PARTITION": "64"}), "PP 1: two stages named -> one of 64 layers",
+             says=("2 stages for 1",)),
+    Boundary("env-layer-partition", "v100", {"engine": {"tensor_parallel_size": 4, "pipeline_parallel_size": 2,
+                                                        "env": {"VLLM_PP_LAYER_PARTITION": "32,31"}}},
+             {"engine": {"tensor_parallel_size": 4, "pipeline_parallel_size": 2,
+                         "env": {"VLLM_PP_LAYER_PARTITION": "33,31"}}},
+             "64 layers over PP 2: 32+31 -> 33+31", says=("sums to 63 layers, the model has 64",)),
+    Boundary("env-layer-partition", "v100", {"engine": {"tensor_parallel_size": 4, "pipeline_parallel_size": 2,
+                                                        "env": {"VLLM_PP_LAYER_PARTITION": "32;32"}}},
+             {"engine": {"tensor_parallel_size": 4, "pipeline_parallel_size": 2,
+                         "env": {"VLLM_PP_LAYER_PARTITION": "32,32"}}}, "32;32 -> 32,32"),
 ]
 
 

@@ -32,7 +32,11 @@ BOUNDARIES = [
              key=config_key("engine", "dtype"), says=("in float32",)),
     Boundary("model-mla-attention-backend", "a100", {"model": DEEPSEEK, "engine": {"attention_backend": "FLASHINFER"}},
              {"model": DEEPSEEK, "engine": AUTO}, "forced FLASHINFER -> auto",
-             says=("FLASHINFER is not an MLA backend", "(TRITON_MLA)")),
+             says=("FLASHINFER cannot run the multi-head latent attention", "MLA not supported", "(TRITON_MLA)")),
+    Boundary("model-mla-attention-backend", "a100", {"model": DEEPSEEK, "engine": {"attention_backend": "FLASHMLA"}},
+             {"model": DEEPSEEK, "engine": {"attention_backend": "TRITON_MLA"}},
+             "A100: forced FLASHMLA (9.x and 10.x) -> TRITON_MLA (an MLA backend that runs here)",
+             says=("compute capability not supported",)),
 ]
 
 

@@ -23,8 +23,8 @@ BOUNDARIES = [
     Boundary("multi-node-on-docker", "a100", {"kubernetes": {"nodes": 2}}, {"kubernetes": {"nodes": 1}},
              "Docker: nodes 2 -> 1", says=("target.kind: kubernetes",)),
     Boundary("multi-node-release-unsupported", "a100-k8s", two_nodes(image={"tag": "v0.11.0"}),
-             two_nodes(image={"tag": "v0.19.1"}), "v0.11.0 (no --nnodes) -> v0.19.1",
-             says=("v0.11.0 has no --nnodes", "v0.19.1 or newer")),
+             two_nodes(image={"tag": "v0.17.1"}), "v0.11.0 (no --nnodes) -> v0.17.1 (the first release with it)",
+             says=("v0.11.0 has no --nnodes", "v0.17.1 or newer")),
     Boundary("multi-node-tp-across-nodes", "a100-k8s", two_nodes(tp=16, pp=1), two_nodes(tp=8, pp=2),
              "TP 16 x PP 1 -> TP 8 x PP 2 over 2 nodes of 8",
              fix="keep TP within a node and span the nodes with pipeline stages: tensorParallelSize 8, "

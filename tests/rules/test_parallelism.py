@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.rules.boundary import Boundary, check_boundary
-from vllm_serving.catalog.models import MODELS, LinearAttention
+from vllm_serving.catalog.models import MODELS, LinearAttention, RopeScaling
 
 QWEN = MODELS["Qwen3.5-27B"]
 assert QWEN.linear_attention is not None
@@ -21,9 +21,17 @@ def tp(size: int, count: int = 8, pp: int | None = None) -> dict[str, object]:
             "engine": {"tensor_parallel_size": size, "pipeline_parallel_size": pp}}
 
 
-ROPE = ("--hf-overrides", '{"rope_parameters": {"rope_type": "yarn", "factor": 2.0, '
-        '"original_max_position_embeddings": 262144}}')
+ROPE = ("--hf-overrides", '{"text_config": {"rope_parameters": {"rope_type": "yarn", "factor": 2.0, '
+        '"original_max_position_embeddings": 262144}}}')
+TOP_ROPE = ("--hf-overrides", '{"rope_parameters": {"rope_type": "yarn", "factor": 2.0, '
+            '"original_max_position_embeddings": 262144}}')
 LONG = 262144 + 1
+QWEN3 = {"name": "Qwen3-32B"}
+QWEN3_YARN = {"name": None, "architecture": MODELS["Qwen3-32B"].model_copy(update={"rope_scaling": (
+    RopeScaling(rope_type="yarn", factor=4.0, original_max_position_embeddings=32768),)})}
+YARN = ("--hf-overrides", '{"rope_scaling": {"rope_type": "yarn", "factor": 4.0, '
+        '"original_max_position_embeddings": 32768}}')
+THETA = ("--hf-overrides", '{"rope_theta": 4000000}')
 
 BOUNDARIES = [
     Boundary("tp-heads-indivisible", "v100", tp(5), tp(6), "24 heads: TP 5 -> 6", says=("1, 2, 4, 8",)),
@@ -53,16 +61,25 @@ BOUNDARIES = [
     Boundary("parallel-exceeds-host", "v100", tp(8, pp=2), tp(8, pp=1), "8 GPUs: TP 8 x PP 2 -> PP 1"),
     Boundary("max-model-len-exceeds-model", "a100", {"engine": {"max_model_len": LONG}},
              {"engine": {"max_model_len": LONG - 1}}, "262145 -> 262144 tokens"),
+    Boundary("max-model-len-exceeds-model", "a100", {"engine": {"max_model_len": LONG}},
+             {"engine": {"max_model_len": -1}}, "262145 -> -1 (vLLM fits it)"),
+    # Qwen3.6 is multimodal: overrides reach its language model only under text_config
     Boundary("max-model-len-exceeds-model", "a100", {"engine": {"max_model_len": 300_000}},
-             {"engine": {"max_model_len": 300_000, "extra_args": ROPE}}, "+ --hf-overrides rope_parameters"),
+             {"engine": {"max_model_len": 300_000, "extra_args": ROPE}},
+             "+ --hf-overrides text_config.rope_parameters"),
+    Boundary("max-model-len-exceeds-model", "a100", {"engine": {"max_model_len": 300_000, "extra_args": TOP_ROPE}},
+             {"engine": {"max_model_len": 300_000, "extra_args": ROPE}},
+             "a multimodal model: top-level rope_parameters -> under text_config", says=('"text_config"',)),
     Boundary("max-model-len-exceeds-model", "a100", {"engine": {"max_model_len": 300_000, "extra_args": (
              "--enforce-eager", "--hf-overrides")}},
              {"engine": {"max_model_len": 300_000, "extra_args": ("--enforce-eager", *ROPE)}},
              "--hf-overrides with no value -> with rope_parameters, after another flag"),
     Boundary("max-model-len-exceeds-model", "a100",
-             {"engine": {"max_model_len": 300_000, "extra_args": ("--hf-overrides", '{"max_window_layers": 4}')}},
-             {"engine": {"max_model_len": 300_000, "extra_args": ("--hf-overrides.rope_parameters.factor", "2.0")}},
-             "--hf-overrides without rope -> a dotted rope key"),
+             {"engine": {"max_model_len": 300_000, "extra_args": (
+                 "--hf-overrides.text_config.rope_parameters.rope_theta", "20000000")}},
+             {"engine": {"max_model_len": 300_000, "extra_args": ("--hf-overrides.text_config.rope_parameters.factor",
+                                                                  "2.0")}},
+             "a dotted rope_theta (stretches nothing) -> a dotted factor (merged into the default rope: x2)"),
     Boundary("max-model-len-exceeds-model", "a100",
              {"engine": {"max_model_len": 300_000, "extra_args": ("--rope-scaling", '{"factor": 2.0}')}},
              {"engine": {"max_model_len": 300_000, "extra_args": (f"--hf-overrides={ROPE[1]}",)}},
@@ -75,6 +92,21 @@ BOUNDARIES = [
              {"engine": {"max_model_len": 300_000, "env": {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "yes"}}},
              {"engine": {"max_model_len": 300_000, "env": {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": " True "}}},
              "VLLM_ALLOW_LONG_MAX_MODEL_LEN yes (not read as on) -> True"),
+    # Qwen3-32B (40960 tokens) as its model card extends it: YaRN 4 x 32768
+    Boundary("max-model-len-exceeds-model", "a100", {"model": QWEN3_YARN, "engine": {"max_model_len": 131_073}},
+             {"model": QWEN3_YARN, "engine": {"max_model_len": 131_072}},
+             "config.json rope_scaling YaRN 4 x 32768: 131073 -> 131072", says=("x RoPE factor 4",)),
+    Boundary("max-model-len-exceeds-model", "a100", {"model": QWEN3, "engine": {"max_model_len": 131_072}},
+             {"model": QWEN3_YARN, "engine": {"max_model_len": 131_072}},
+             "131072 tokens: no rope_scaling -> YaRN 4 in the configFile", says=("40960",)),
+    Boundary("max-model-len-exceeds-model", "a100",
+             {"model": QWEN3, "engine": {"max_model_len": 131_072, "extra_args": THETA}},
+             {"model": QWEN3, "engine": {"max_model_len": 131_072, "extra_args": YARN}},
+             "--hf-overrides rope_theta alone stretches nothing -> a YaRN rope_scaling"),
+    Boundary("max-model-len-exceeds-model", "a100",
+             {"model": QWEN3, "engine": {"max_model_len": 131_073, "extra_args": YARN}},
+             {"model": QWEN3, "engine": {"max_model_len": 131_072, "extra_args": YARN}},
+             "YaRN 4 through --hf-overrides still bounds it: 131073 -> 131072"),
 ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.rules.boundary import Boundary, check_boundary, codes
-from vllm_serving.catalog.models import MODELS
+from vllm_serving.catalog.models import MODELS, CheckpointQuantization
 from vllm_serving.findings import config_key
 
 QWEN = MODELS["Qwen3.5-27B"]
@@ -15,6 +15,25 @@ GPTQ_INT4 = {"name": None, "architecture": QWEN.model_copy(update={"quantization
 FBGEMM = {"name": None, "architecture": QWEN.model_copy(update={"quantization": "fbgemm_fp8"})}
 A100 = {"gpu": "A100-80GB"}
 MODEL_KEY = config_key("model", "name")
+QUANT_KEY = config_key("engine", "quantization")
+AWQ_128 = {"name": None, "architecture": QWEN.model_copy(update={
+    "quantization": "awq", "weights_dtype": "float16",
+    "quantization_config": CheckpointQuantization(bits=4, group_size=128, zero_point=True)})}
+AWQ_256 = {"name": None, "architecture": QWEN.model_copy(update={
+    "quantization": "awq", "weights_dtype": "float16",
+    "quantization_config": CheckpointQuantization(bits=4, group_size=256, zero_point=True)})}
+
+
+def gptq(sym: bool) -> dict[str, object]:
+    """A GPTQ checkpoint as its config.json states it (4 bits, group 128, desc_act off)."""
+    return {"name": None, "architecture": QWEN.model_copy(update={
+        "quantization": "gptq", "weights_dtype": "float16", "quantization_config": CheckpointQuantization(
+            bits=4, group_size=128, symmetric=sym, desc_act=False)})}
+GGUF = {"name": None, "architecture": QWEN.model_copy(update={"quantization": "gguf"})}
+QWEN3_235_FP8 = {"name": "Qwen3-235B-A22B-FP8"}
+QWEN3_30_FP8 = {"name": "Qwen3-30B-A3B-FP8"}
+EP = ("--enable-expert-parallel",)
+GPT_OSS = {"name": "gpt-oss-20b"}
 
 
 def forced(method: str | None, **engine: object) -> dict[str, object]:
@@ -72,6 +91,42 @@ BOUNDARIES = [
              "marlin on AWQ runs awq_marlin: V100 -> T4", says=("awq_marlin",)),
     Boundary("quantization-cc-too-low", "v100", {"model": GPTQ, "engine": forced("gptq_marlin")},
              {"model": GPTQ, "engine": forced("gptq")}, "V100: gptq_marlin -> gptq (CC 6.0)"),
+    Boundary("quantization-dtype-unsupported", "a100", {"model": GPT_OSS, "engine": forced(None, dtype="half")},
+             {"model": GPT_OSS, "engine": forced(None, dtype="bfloat16")},
+             "mxfp4 (gpt-oss) on A100: half -> bfloat16", says=("mxfp4", "bfloat16", "set engine.dtype to bfloat16")),
+    Boundary("quantization-dtype-unsupported", "v100", {"model": AWQ_128, "hardware": A100,
+                                                        "engine": forced("awq", dtype="bfloat16")},
+             {"model": AWQ_128, "hardware": A100, "engine": forced(None, dtype="bfloat16")},
+             "AWQ on A100 in bfloat16: forced awq -> unforced (awq_marlin)", says=("awq runs its kernels in float16",)),
+    Boundary("quantization-dtype-unsupported", "v100", {"model": AWQ_256, "hardware": A100,
+                                                        "engine": forced(None, dtype="bfloat16")},
+             {"model": AWQ_128, "hardware": A100, "engine": forced(None, dtype="bfloat16")},
+             "AWQ group size 256 (no Marlin) -> 128 (awq_marlin)"),
+    Boundary("quantization-dtype-unsupported", "v100", {"model": gptq(False), "hardware": A100,
+                                                        "engine": forced(None, dtype="bfloat16")},
+             {"model": gptq(True), "hardware": A100, "engine": forced(None, dtype="bfloat16")},
+             "GPTQ in bfloat16: asymmetric (no Marlin: gptq, float16 only) -> symmetric (gptq_marlin)",
+             says=("gptq runs its kernels in float16",)),
+    Boundary("quantization-dtype-unsupported", "a100", {"engine": forced(None, dtype="float32")},
+             {"engine": forced(None, dtype="bfloat16")}, "FP8 checkpoint: float32 -> bfloat16",
+             says=("fp8 runs its kernels in bfloat16, float16",)),
+    Boundary("quantization-dtype-unsupported", "v100", {"model": GGUF, "hardware": {"gpu": "B200"},
+                                                        "engine": forced(None, dtype="bfloat16")},
+             {"model": GGUF, "hardware": {"gpu": "H100-80GB"}, "engine": forced(None, dtype="bfloat16")},
+             "GGUF in bfloat16: B200 (10.0) -> H100 (9.0)"),
+    Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 8}},
+             {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 4}},
+             "Qwen3-235B-A22B-FP8: TP 8 (1536/8 = 192) -> TP 4 (384)", says=("192", "block_n = 128")),
+    Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 8}},
+             {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 8, "extra_args": EP}},
+             "TP 8: + --enable-expert-parallel (whole experts per GPU)"),
+    Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_235_FP8,
+                                             "engine": {"tensor_parallel_size": 2, "data_parallel_size": 4}},
+             {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 2, "data_parallel_size": 2}},
+             "TP 2 x DP 4 without EP shares experts 8 ways -> DP 2", says=("TP 2 x DP 4",)),
+    Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_30_FP8, "engine": {"tensor_parallel_size": 4}},
+             {"model": QWEN3_30_FP8, "engine": {"tensor_parallel_size": 4, "extra_args": ("-ep",)}},
+             "Qwen3-30B-A3B-FP8 TP 4 (768/4 = 192): + -ep"),
     Boundary("quantization-cc-too-low", "v100", {"engine": forced("modelopt"), "hardware": {"gpu": "A100-80GB"}},
              {"engine": forced("modelopt"), "hardware": {"gpu": "L4"}}, "modelopt: A100 (8.0) -> L4 (8.9)",
              says=("8.9",)),

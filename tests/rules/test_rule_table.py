@@ -15,8 +15,9 @@ from vllm_serving import rules
 from vllm_serving.findings import Severity
 from vllm_serving.stack_files.loader import load_settings, read_stack_file
 
-MODULES = ("precision", "quantization", "parallelism", "capacity_rules", "scheduler", "speculative",
-           "engine_flags", "image", "container", "extra_args", "cpu_target", "multi_node", "exposure",
+MODULES = ("precision", "attention", "quantization", "parallelism", "capacity_rules", "scheduler", "speculative",
+           "engine_flags", "image", "container", "host_resources", "extra_args", "flag_values", "cpu_target",
+           "multi_node", "exposure",
            "host_paths", "stack_consistency", "model_sizing", "fleet")
 # Where a rule's fact comes from: vLLM's source (under vllm/ of the wheel), this project's files,
 # or a vLLM issue; never a document outside the repository.

@@ -10,6 +10,7 @@ from vllm_serving.findings import config_key
 from vllm_serving.rules.base import Context
 
 NO_CHUNKED = ("--no-enable-chunked-prefill",)
+THROUGHPUT = ("--performance-mode", "throughput")
 SEQS_KEY = config_key("engine", "maxNumSeqs")
 A100_BLOCK = Context(spec_of(shipped_settings("a100"))).plan.block_size
 
@@ -42,6 +43,12 @@ BOUNDARIES = [
     Boundary("max-num-batched-tokens-below-max-num-seqs", "a100", {**batch(seqs=2049), "hardware": {"gpu": "L40S"}},
              {**batch(seqs=2049), "hardware": {"gpu": "A800-80GB"}},
              "2049 sequences: L40S (45 GiB, 2048) -> A800-80GB (not an A100: 8192)", key=SEQS_KEY),
+    Boundary("max-num-batched-tokens-below-max-num-seqs", "v100", batch(seqs=2049),
+             batch(seqs=2049, extra=THROUGHPUT),
+             "2049 sequences: --performance-mode throughput doubles the 2048-token default", key=SEQS_KEY),
+    Boundary("max-num-batched-tokens-below-max-num-seqs", "v100", batch(seqs=4097, extra=THROUGHPUT),
+             batch(seqs=4096, extra=THROUGHPUT),
+             "throughput mode's 4096 tokens: 4097 -> 4096 sequences", key=SEQS_KEY),
     Boundary("max-num-batched-tokens-below-max-num-seqs", "a100",
              {**batch(seqs=8193), "hardware": {"gpu": "H100-80GB"}},
              {**batch(seqs=8192), "hardware": {"gpu": "H100-80GB"}},

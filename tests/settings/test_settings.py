@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from tests.settings.minimal_stack import BASE, parse_minimal
 from vllm_serving.findings import ConfigError
+from vllm_serving.settings.engine import EngineSettings, SpeculativeSettings
 from vllm_serving.settings.stack_config import parse_stack_config
 
 _parse = parse_minimal
@@ -97,3 +99,18 @@ def test_a_bad_value_is_quoted_as_a_short_excerpt(value: Any) -> None:
     errors = _errors(engine={"maxModelLen": value})
     assert list(errors) == ["vllm-serving:engine.maxModelLen"]
     assert len(errors["vllm-serving:engine.maxModelLen"]) < 300, errors
+
+
+@pytest.mark.parametrize(("value", "ok"), [(-1, True), (16, True), (8, False), (0, False), (-2, False)])
+def test_max_model_len_takes_minus_one_for_vllms_auto_fit(value: int, ok: bool) -> None:
+    """vLLM reads --max-model-len -1 (or auto) as "fit it to the KV cache" (human_readable_int_or_auto)."""
+    if ok:
+        assert EngineSettings(max_model_len=value).max_model_len == value
+    else:
+        with pytest.raises(ValidationError):
+            EngineSettings(max_model_len=value)
+
+
+def test_more_than_sixteen_speculative_tokens_are_accepted() -> None:
+    """SpeculativeConfig.num_speculative_tokens has no upper bound (config/speculative.py: gt=0)."""
+    assert SpeculativeSettings(method="ngram", num_speculative_tokens=32).num_speculative_tokens == 32

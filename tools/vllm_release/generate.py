@@ -1,6 +1,7 @@
 """Generate vllm_serving/engine/releases/v<X>.json from vLLM release X's own wheel source.
 
     python tools/vllm_release/generate.py 0.19.1 [0.20.2 ...] [--wheel-dir DIR] [--out DIR]
+    python tools/vllm_release/generate.py --all        # every release with a committed registry
 
 The wheel is fetched with `pip download vllm==X --no-deps` (kept in --wheel-dir, so a rerun is
 offline) and read as a zip; its `vllm/**/*.py` files are parsed with `ast`, never imported. The
@@ -20,21 +21,19 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `tools.vllm_release` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from tools.vllm_release.attention import extract_attention_backends  # noqa: E402
 from tools.vllm_release.entry_points import extract_entry_points  # noqa: E402
-from tools.vllm_release.registries import (  # noqa: E402
-    extract_attention_backends,
-    extract_parsers,
-    extract_quantization,
-)
-from tools.vllm_release.runtime_facts import (  # noqa: E402
-    extract_env_vars,
-    extract_metrics,
-    extract_speculative,
-)
+from tools.vllm_release.env_facts import extract_env_vars  # noqa: E402
+from tools.vllm_release.gates import extract_gates  # noqa: E402
+from tools.vllm_release.model_facts import extract_model_facts  # noqa: E402
+from tools.vllm_release.quantization import extract_quantization  # noqa: E402
+from tools.vllm_release.registries import extract_parsers  # noqa: E402
+from tools.vllm_release.runtime_facts import extract_metrics  # noqa: E402
 from tools.vllm_release.serve_flags import extract_flags, extract_parser_facts  # noqa: E402
 from tools.vllm_release.source_tree import SourceTree  # noqa: E402
+from tools.vllm_release.speculative import extract_speculative  # noqa: E402
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO_ROOT / "vllm_serving" / "engine" / "releases"
 DEFAULT_WHEEL_DIR = Path("/work/vllm-wheels")
@@ -65,6 +64,8 @@ def build_release(tree: SourceTree, version: str, wheel: dict[str, str]) -> dict
         "env_vars": extract_env_vars(tree, problems),
         "metrics": extract_metrics(tree, problems),
         "preflight_entry_points": extract_entry_points(tree, problems),
+        "models": extract_model_facts(tree, problems),
+        "gates": extract_gates(tree, flags, problems),
         "unextracted": sorted(set(problems)),
     }
 
@@ -80,6 +81,10 @@ def dump(obj: Any, depth: int = 0) -> str:
     return "{" + pad + ("," + pad).join(items) + "\n" + " " * depth + "}"
 
 
+class WheelMissing(SystemExit):
+    """No wheel of the version in the wheel folder, and none could be downloaded."""
+
+
 def find_wheel(version: str, wheel_dir: Path) -> Path:
     """The cached wheel of `version`, downloaded first if it is not in `wheel_dir` yet."""
     pattern = f"vllm-{version}-*.whl"
@@ -89,11 +94,11 @@ def find_wheel(version: str, wheel_dir: Path) -> Path:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", f"vllm=={version}", "--no-deps",
              "--only-binary=:all:", "-d", str(wheel_dir)],
-            check=True,
+            check=False,
         )
         found = sorted(wheel_dir.glob(pattern))
     if not found:
-        raise SystemExit(f"no wheel for vllm=={version} in {wheel_dir}")
+        raise WheelMissing(f"no wheel for vllm=={version} in {wheel_dir}, and pip could not download one")
     return found[0]
 
 
@@ -118,12 +123,26 @@ def generate(version: str, wheel_dir: Path, out_dir: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("versions", nargs="+", help="vLLM versions, e.g. 0.19.1")
+    parser.add_argument("versions", nargs="*", help="vLLM versions, e.g. 0.19.1")
+    parser.add_argument("--all", action="store_true", help="regenerate every registry in --out")
     parser.add_argument("--wheel-dir", type=Path, default=DEFAULT_WHEEL_DIR)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
-    for version in args.versions:
-        target = generate(version.removeprefix("v"), args.wheel_dir, args.out)
+    versions = [v.removeprefix("v") for v in args.versions]
+    if args.all:
+        versions += sorted((p.name[1:-5] for p in args.out.glob("v*.json")),
+                           key=lambda v: tuple(int(x) for x in v.split(".")))
+    if not versions:
+        parser.error("name versions or give --all")
+    named = {v.removeprefix("v") for v in args.versions}
+    for version in dict.fromkeys(versions):
+        try:
+            target = generate(version, args.wheel_dir, args.out)
+        except WheelMissing as missing:
+            if version in named:
+                raise
+            print(f"v{version}: kept as it is ({missing})", file=sys.stderr)  # --all: the others go on
+            continue
         data = json.loads(target.read_text(encoding="utf-8"))
         print(f"{target}: {len(data['flags'])} flags, {len(data['metrics'])} metrics, "
               f"{len(data['unextracted'])} facts not extracted")

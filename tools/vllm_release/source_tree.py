@@ -244,3 +244,19 @@ def literal_str(node: ast.AST | None) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     return None
+
+
+def message_template(node: ast.expr) -> str:
+    """A raised or reported message as a `str.format` template: an f-string's expressions become
+    `{name}` fields (`self.` / `args.` dropped), a constant stays itself, anything else its source."""
+    if isinstance(node, ast.JoinedStr):
+        return "".join(f"{{{_field(ast.unparse(v.value))}}}" if isinstance(v, ast.FormattedValue)
+                       else str(v.value) if isinstance(v, ast.Constant) else "" for v in node.values)
+    text = literal_str(node)
+    return text if text is not None else ast.unparse(node)
+
+
+def _field(text: str) -> str:
+    for receiver in ("self.", "args."):
+        text = text.removeprefix(receiver)
+    return text

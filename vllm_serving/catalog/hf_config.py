@@ -22,6 +22,13 @@ from pydantic import ValidationError
 
 from vllm_serving.bounded_read import FileRefused, read_regular_file
 from vllm_serving.catalog.checkpoint_headers import HeaderError, header_weights
+from vllm_serving.catalog.hf_config_fields import (
+    checkpoint_quantization,
+    mrope,
+    rope_scalings,
+    rotary_factor,
+    vision_params,
+)
 from vllm_serving.catalog.models import (
     LinearAttention,
     MixtureOfExperts,
@@ -205,39 +212,6 @@ def _names(value: object, source: str) -> list[str]:
                         "Qwen3ForCausalLM", _FIX)
 
 
-def vision_params(top: Mapping[str, Any], text_hidden: int) -> float:
-    """Parameters (billions) of a vision tower from `vision_config`: its blocks (qkv and output
-    projections, a gated or plain MLP, norms), patch and position embeddings, and the projector
-    into the language model (Qwen's patch merger, or one linear layer); 0 without one."""
-    vision = top.get("vision_config")
-    if not isinstance(vision, Mapping) or not (vision.get("depth") or vision.get("num_hidden_layers")):
-        return 0.0
-    depth = int(vision.get("depth") or vision["num_hidden_layers"])
-    hidden = int(vision.get("hidden_size") or vision.get("embed_dim") or 0)
-    inner = int(vision.get("intermediate_size") or 4 * hidden)
-    mats = 3 if str(vision.get("hidden_act", "")).startswith("silu") else 2
-    block = 4 * hidden * hidden + mats * hidden * inner + 4 * hidden + 2 * inner
-    patch = int(vision.get("patch_size") or 14)
-    embed = int(vision.get("in_channels") or 3) * int(vision.get("temporal_patch_size") or 1) * patch * patch * hidden
-    positions = int(vision.get("num_position_embeddings") or (int(vision.get("image_size") or 0) // patch) ** 2)
-    merge = int(vision.get("spatial_merge_size") or 1)
-    out = int(vision.get("out_hidden_size") or text_hidden)
-    projector = (hidden * merge * merge) ** 2 + hidden * merge * merge * out if merge > 1 else hidden * out
-    projector *= 1 + len(vision.get("deepstack_visual_indexes") or [])
-    return (depth * block + embed + positions * hidden + projector) / 1e9
-
-
-def _mrope(text: Mapping[str, Any]) -> bool:
-    rope = text.get("rope_parameters") or text.get("rope_scaling") or {}
-    return isinstance(rope, Mapping) and "mrope_section" in rope
-
-
-def _rotary_factor(text: Mapping[str, Any]) -> float:
-    rope = text.get("rope_parameters") or text.get("rope_scaling") or {}
-    nested = rope.get("partial_rotary_factor") if isinstance(rope, Mapping) else None
-    return float(text.get("partial_rotary_factor") or nested or 1.0)
-
-
 def _family(model_type: str) -> str:
     return next((fam for prefix, fam in _FAMILIES if model_type.startswith(prefix)), model_type)
 
@@ -273,7 +247,8 @@ def parse_hf_config(config: Mapping[str, Any], source: str = "config.json") -> M
         mla = _mla(text)
         raw_dtype = str(text.get("dtype") or text.get("torch_dtype") or top.get("dtype")
                         or top.get("torch_dtype") or "bfloat16")
-        quant = (top.get("quantization_config") or text.get("quantization_config") or {}).get("quant_method")
+        quant_config = top.get("quantization_config") or text.get("quantization_config") or {}
+        quant = quant_config.get("quant_method")
         quant = _name(quant, "quant_method", source) if quant else None
         tied = bool(top.get("tie_word_embeddings", text.get("tie_word_embeddings", False)))
         mtp = int(text.get("mtp_num_hidden_layers") or text.get("num_nextn_predict_layers") or 0)
@@ -304,9 +279,11 @@ def parse_hf_config(config: Mapping[str, Any], source: str = "config.json") -> M
             refuses_float16=model_type in _REFUSE_FP16,
             tie_word_embeddings=tied,
             attention_output_gate=bool(text.get("attn_output_gate")),
-            partial_rotary_factor=_rotary_factor(text),
-            multimodal_rope=_mrope(text),
+            partial_rotary_factor=rotary_factor(text),
+            multimodal_rope=mrope(text),
             vision_params_billion=round(vision_params(top, hidden), 3),
+            rope_scaling=rope_scalings(text),
+            quantization_config=checkpoint_quantization(quant_config) if quant else None,
         )
     except KeyError as exc:
         raise _fail(source, f"has no '{exc.args[0]}' (looked in text_config, then the top level)", _FIX) from None

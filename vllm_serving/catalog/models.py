@@ -95,6 +95,35 @@ class MixtureOfExperts(_Facts):
     """Leading layers with a dense MLP instead of experts (`first_k_dense_replace`, `mlp_only_layers`)."""
 
 
+class RopeScaling(_Facts):
+    """A RoPE scaling that changes the longest context vLLM derives (config.json `rope_scaling`,
+    or `rope_parameters` in newer transformers; `type` read as `rope_type`)."""
+
+    rope_type: str = Field(min_length=1)
+    """`yarn`, `linear`, `dynamic`, `llama3`, `longrope` ..."""
+    factor: float | None = Field(default=None, gt=0)
+    """How much the trained context is stretched."""
+    original_max_position_embeddings: int | None = Field(default=None, ge=1)
+    """The context the model was trained for before scaling (what YaRN multiplies)."""
+
+
+class CheckpointQuantization(_Facts):
+    """What a quantized checkpoint's `quantization_config` says beyond its method."""
+
+    bits: int | None = Field(default=None, ge=1)
+    """Weight bits (`bits`, `w_bit`)."""
+    group_size: int | None = None
+    """Weights sharing one scale (`group_size`, `q_group_size`); -1 for per-channel."""
+    zero_point: bool | None = None
+    """AWQ-style zero points (`zero_point`)."""
+    symmetric: bool | None = None
+    """GPTQ's symmetric quantization (`sym`)."""
+    desc_act: bool | None = None
+    """GPTQ's activation-order reordering (`desc_act`)."""
+    weight_block_size: tuple[int, int] | None = None
+    """FP8 block quantization's [block_n, block_k] (`weight_block_size`)."""
+
+
 class ModelArchitecture(_Facts):
     """What the planner and the rules need to know about a model."""
 
@@ -162,6 +191,10 @@ class ModelArchitecture(_Facts):
     vision_params_billion: float = Field(default=0.0, ge=0)
     """Parameters of the vision tower and its projector (0: none), loaded unless vLLM runs the
     language model only (`--language-model-only`)."""
+    rope_scaling: tuple[RopeScaling, ...] = ()
+    """RoPE scalings that stretch the context (one per layer type for nested `rope_parameters`)."""
+    quantization_config: CheckpointQuantization | None = None
+    """The quantized checkpoint's bits, group size and FP8 block size, where it states them."""
     min_vllm_version: str | None = None
     """First vLLM release that runs this architecture."""
 

@@ -139,6 +139,9 @@ class VllmRelease:
     metrics: Mapping[str, Metric]
     sources: Mapping[str, str | None]  # section -> file it was read from
     unextracted: tuple[str, ...]  # facts the generator could not read for this release
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    """The whole document: the sections `release_facts` reads on demand (attention checks,
+    quantization, models, gates ...); absent in registries generated before schema 2."""
     _by_option: dict[str, ServeFlag] = field(init=False, repr=False)
     _by_series: dict[str, Metric] = field(init=False, repr=False)
 
@@ -289,6 +292,7 @@ def release_from_json(data: dict[str, Any]) -> VllmRelease:
             "env_vars": data["env_vars"]["source"],
         },
         unextracted=tuple(data["unextracted"]),
+        raw=data,
     )
 
 

@@ -45,6 +45,7 @@ from vllm_serving.planner.memory_budget import (
 )
 from vllm_serving.planner.mla_backends import mla_backend, mla_disabled_env, preferred_block_size, uses_mla
 from vllm_serving.planner.weights_per_gpu import GpuWeights, weights_per_gpu
+from vllm_serving.settings.engine import AUTO_FIT
 from vllm_serving.spec import ServingSpec
 
 GIB = 2**30
@@ -258,7 +259,8 @@ def spec_inputs(spec: ServingSpec) -> CapacityInputs:
         model=spec.model, gpu=spec.gpu, tp=engine.tensor_parallel_size or 1,
         pp=engine.pipeline_parallel_size or 1, dtype=engine.dtype, kv_cache_dtype=engine.kv_cache_dtype,
         quantization=engine.quantization, gpu_memory_utilization=engine.gpu_memory_utilization,
-        max_model_len=engine.max_model_len, enable_prefix_caching=engine.enable_prefix_caching,
+        max_model_len=engine.max_model_len if engine.max_model_len != AUTO_FIT else None,
+        enable_prefix_caching=engine.enable_prefix_caching,
         num_speculative_tokens=spec_cfg.num_speculative_tokens if spec_cfg is not None else 0,
         draft_attention_layers=draft_attention_layers(spec.model, spec_cfg.method if spec_cfg else None),
         max_num_batched_tokens=engine.max_num_batched_tokens, max_num_seqs=engine.max_num_seqs,
@@ -272,7 +274,17 @@ def spec_inputs(spec: ServingSpec) -> CapacityInputs:
 
 
 def plan_capacity(spec: ServingSpec) -> CapacityPlan:
-    return plan(spec_inputs(spec))
+    inputs = spec_inputs(spec)
+    return fit_max_model_len(inputs) if spec.settings.engine.max_model_len == AUTO_FIT else plan(inputs)
+
+
+def fit_max_model_len(inputs: CapacityInputs) -> CapacityPlan:
+    """`--max-model-len -1`: the model's own length when one request of it fits the KV cache, else
+    the longest that does (v1/core/kv_cache_utils.py `_auto_fit_max_model_len`)."""
+    first = plan(inputs.model_copy(update={"max_model_len": None}))
+    if first.fits_one_request or first.longest_context_by_memory <= 0:
+        return first
+    return plan(inputs.model_copy(update={"max_model_len": first.longest_context_by_memory}))
 
 
 def vllm_logged_tokens(release: str, layout: KvLayout, num_blocks: int, concurrency: float, max_len: int) -> int:

@@ -12,14 +12,17 @@ from vllm_serving.fleet import fleet_hosts
 from vllm_serving.release.promotion import promotion_findings
 from vllm_serving.render.kubernetes.objects import kubernetes_objects
 from vllm_serving.rules import (
+    attention,
     capacity_rules,
     container,
     cpu_target,
     engine_flags,
     exposure,
     extra_args,
+    flag_values,
     fleet,
     host_paths,
+    host_resources,
     image,
     model_sizing,
     multi_node,
@@ -37,6 +40,7 @@ from vllm_serving.spec import ServingSpec
 
 RULES: tuple[Rule, ...] = (
     *precision.RULES,
+    *attention.RULES,
     *quantization.RULES,
     *parallelism.RULES,
     *multi_node.RULES,
@@ -48,11 +52,13 @@ RULES: tuple[Rule, ...] = (
     *engine_flags.RULES,
     *image.RULES,
     *container.RULES,
+    *host_resources.RULES,
     *exposure.RULES,
     *observability.RULES,
     *host_paths.RULES,
     *stack_consistency.RULES,
     *extra_args.RULES,
+    *flag_values.RULES,
     *cpu_target.RULES,
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}

@@ -16,7 +16,9 @@ from vllm_serving.engine.release_registry import VllmRelease, release_for_tag
 from vllm_serving.findings import Finding, Severity, config_key
 from vllm_serving.planner.capacity import CapacityPlan, compute_dtype, parse_vllm_version, plan_capacity
 from vllm_serving.settings import EngineSettings
+from vllm_serving.settings.engine import AUTO_FIT
 from vllm_serving.spec import ServingSpec
+from vllm_serving.startup.max_len import DerivedLength, derived_max_model_len, hf_overrides
 
 Facts = Mapping[str, object]
 FP8_KV = ("fp8", "fp8_e4m3", "fp8_e5m2")
@@ -90,6 +92,23 @@ class Context:
     @cached_property
     def plan(self) -> CapacityPlan:
         return plan_capacity(self.spec)
+
+    @cached_property
+    def derived_max_len(self) -> DerivedLength | None:
+        """The longest context the release derives for the model after `--hf-overrides`; None
+        when its registry does not say how."""
+        overrides = hf_overrides(self.extra_values("--hf-overrides"))
+        return derived_max_model_len(self.model, self.release, overrides)
+
+    @property
+    def max_model_len(self) -> int:
+        """The max_model_len vLLM configures: the stack's, else (unset, or -1 before fitting) the
+        derived one."""
+        wanted = self.engine.max_model_len
+        if wanted is not None and wanted != AUTO_FIT:
+            return wanted
+        derived = self.derived_max_len
+        return derived.tokens if derived is not None else self.model.max_position_embeddings
 
     def extra_switch(self, flag: str) -> bool | None:
         """What extraArgs set a boolean flag to (`--flag` true, `--no-flag` false; the last one

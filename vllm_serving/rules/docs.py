@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from vllm_serving.engine.release_sources import releases_table, sources_table
 from vllm_serving.finding_codes import STAGE_CODES, UNWAIVABLE
 from vllm_serving.rules import GUARDS, RULES
 
@@ -17,6 +18,10 @@ STAGE_START = "<!-- stage-codes:start (generated from vllm_serving/finding_codes
 STAGE_END = "<!-- stage-codes:end -->"
 UNWAIVABLE_START = "<!-- unwaivable:start (generated from the guards of the code tables; do not edit by hand) -->"
 UNWAIVABLE_END = "<!-- unwaivable:end -->"
+SOURCES_START = "<!-- release-sources:start (generated from the release registries; do not edit by hand) -->"
+SOURCES_END = "<!-- release-sources:end -->"
+RELEASES_START = "<!-- releases:start (generated from the release registries; do not edit by hand) -->"
+RELEASES_END = "<!-- releases:end -->"
 
 
 def _cell(text: str) -> str:
@@ -66,6 +71,9 @@ def update(path: Path) -> None:
         doc = _replace(doc, STAGE_START, STAGE_END, stage_codes_table())
     if UNWAIVABLE_START in doc:
         doc = _replace(doc, UNWAIVABLE_START, UNWAIVABLE_END, unwaivable_table())
+    if SOURCES_START in doc:
+        doc = _replace(doc, SOURCES_START, SOURCES_END, sources_table())
+        doc = _replace(doc, RELEASES_START, RELEASES_END, releases_table())
     path.write_text(doc, encoding="utf-8")
 
 

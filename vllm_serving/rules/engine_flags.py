@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
+from vllm_serving.engine import release_facts
 from vllm_serving.engine.names import NATIVE_ARCHITECTURES, OBSOLETE_ENV, REASONING_PARSER_FAMILY, TOOL_PARSER_FAMILY
 from vllm_serving.findings import Severity, config_key
-from vllm_serving.rules.base import Context, Facts, Rule
+from vllm_serving.rules.base import KEY, Context, Facts, Rule
 
 TOOL = config_key("engine", "toolCallParser")
 REASONING = config_key("engine", "reasoningParser")
@@ -106,6 +107,53 @@ def _unknown_env(ctx: Context) -> Facts | None:
     return {"names": ", ".join(names), "version": ctx.release.tag} if names else None
 
 
+def _bad_value(value: str, check: release_facts.EnvValue) -> str | None:
+    """Why envs.py's reader refuses the value, or None."""
+    if check.choices is not None:
+        wanted = [v.strip() for v in value.split(",") if v.strip()] if check.is_list else [value]
+        known = check.choices if check.case_sensitive else tuple(c.lower() for c in check.choices)
+        bad = [v for v in wanted if (v if check.case_sensitive else v.lower()) not in known]
+        return f"takes {'a comma list of ' if check.is_list else 'one of '}{', '.join(check.choices)}" if bad else None
+    parse = {"int": int, "float": float}.get(check.type or "")
+    if parse is None:
+        return None
+    try:
+        parse(value)
+    except ValueError:
+        return f"must be {'a whole number' if check.type == 'int' else 'a number'}"
+    return None
+
+
+def _env_value(ctx: Context) -> list[Facts] | None:
+    checks = release_facts.env_values(ctx.release)
+    hits: list[Facts] = [{KEY: config_key("engine", "env", name), "name": name, "why": why,
+                          "version": ctx.release.tag}
+            for name, value in sorted(ctx.engine.env.items())
+            if name in checks and (why := _bad_value(value, checks[name])) is not None]
+    return hits or None
+
+
+PARTITION_ENV = "VLLM_PP_LAYER_PARTITION"
+
+
+def _layer_partition(ctx: Context) -> Facts | None:
+    """`get_pp_indices`: integers, one per pipeline stage, summing to the model's layers."""
+    value = ctx.engine.env.get(PARTITION_ENV)
+    if value is None or PARTITION_ENV not in release_facts.env_model_checks(ctx.release):
+        return None
+    layers = ctx.model.num_hidden_layers
+    try:
+        parts = [int(p) for p in value.split(",")]
+    except ValueError:
+        return {"value": value[:40], "why": "is not a comma list of whole numbers", "pp": ctx.pp, "layers": layers}
+    if len(parts) != ctx.pp:
+        return {"value": value[:40], "why": f"gives {len(parts)} stages for {ctx.pp}", "pp": ctx.pp, "layers": layers}
+    if sum(parts) != layers:
+        return {"value": value[:40], "why": f"sums to {sum(parts)} layers, the model has {layers}", "pp": ctx.pp,
+                "layers": layers}
+    return None
+
+
 def _gpu_selection_env(ctx: Context) -> Facts | None:
     return {"name": GPU_SELECTION_ENV} if GPU_SELECTION_ENV in ctx.engine.env else None
 
@@ -178,6 +226,20 @@ RULES: tuple[Rule, ...] = (
          "A misspelt variable is ignored apart from one log line (an error with "
          "--fail-on-environ-validation).",
          "vllm/envs.py validate_environ (environment_variables)", _unknown_env),
+    Rule("env-value-invalid", Severity.ERROR, ENV,
+         "{name} {why} (vLLM {version} reads it when the engine starts)",
+         "set engine.env.{name} to a value it takes, or remove it",
+         "A VLLM_* variable whose value the release's envs.py refuses (env_with_choices lists, int()/float() "
+         "parses); every variable is read when the engine core starts.",
+         "vLLM exits at start-up: \"Invalid value '...' for VLLM_...\" or a ValueError from int().",
+         "vllm/envs.py env_with_choices, environment_variables; vllm/v1/engine/core.py (enable_envs_cache)",
+         _env_value),
+    Rule("env-layer-partition", Severity.ERROR, config_key("engine", "env", PARTITION_ENV),
+         "VLLM_PP_LAYER_PARTITION={value} {why}",
+         "give {pp} comma-separated layer counts summing to {layers}, or remove it (vLLM splits evenly)",
+         "VLLM_PP_LAYER_PARTITION names one layer count per pipeline stage, summing to the model's layers.",
+         "vLLM exits while building the model: \"sum(partitions)=N does not match num_hidden_layers=M\".",
+         "vllm/distributed/utils.py get_pp_indices", _layer_partition),
     Rule("env-gpu-selection", Severity.ERROR, ENV,
          "engine.env sets {name}, but inside the container the GPUs are numbered 0 to n-1",
          "remove it from engine.env and choose the host's GPUs with hardware.deviceIds",

@@ -25,7 +25,9 @@ from vllm_serving.planner.mla_backends import (
     mla_disabled_env,
     uses_mla,
 )
+from vllm_serving.rules.attention import forced
 from vllm_serving.rules.base import KEY, Context, Facts, Rule
+from vllm_serving.startup.attention import invalid_reasons, query_for
 
 GPU = config_key("hardware", "gpu")
 KV = config_key("engine", "kvCacheDtype")
@@ -56,11 +58,21 @@ def _no_backend(ctx: Context) -> Facts | None:
 
 
 def _forced_backend(ctx: Context) -> Facts | None:
-    backend = ctx.engine.attention_backend
+    """A forced backend the release's `validate_configuration` refuses for the MLA layers (a
+    non-MLA backend: "MLA not supported"); MLA backends it accepts pass (TRITON_MLA ...)."""
+    backend = forced(ctx)
     if not _mla(ctx) or backend is None:
         return None
+    query = query_for(ctx.release, ctx.model, ctx.gpu, ctx.compute_dtype, ctx.engine.kv_cache_dtype, use_mla=True,
+                      tp=ctx.tp)
+    found = invalid_reasons(ctx.release, backend, query)
+    if found is not None and not found[0]:
+        return None  # valid, or a check the registry could not read: not refused
+    if found is None and backend in MLA_BACKENDS:
+        return None
+    reasons = "; ".join(found[0]) if found is not None else "MLA not supported"
     chosen = mla_backend(ctx.model, ctx.gpu, ctx.compute_dtype, ctx.engine.kv_cache_dtype)
-    return {"backend": backend, "arch": ctx.model.architecture,
+    return {"backend": backend, "arch": ctx.model.architecture, "reasons": reasons,
             "auto": chosen.name if chosen is not None else "none on this GPU"}
 
 
@@ -86,9 +98,10 @@ RULES: tuple[Rule, ...] = (
          "vLLM exits at start-up: \"No valid attention backend found\".",
          SRC + "; vllm/v1/attention/backend.py AttentionBackend.validate_configuration", _no_backend),
     Rule("model-mla-attention-backend", Severity.ERROR, config_key("engine", "attentionBackend"),
-         "{backend} is not an MLA backend, and {arch} uses multi-head latent attention",
+         "{backend} cannot run the multi-head latent attention of {arch}: {reasons}",
          "remove engine.attentionBackend: vLLM picks an MLA backend itself ({auto})",
-         "No non-MLA engine.attentionBackend forced on an MLA model.",
+         "A forced engine.attentionBackend on an MLA model is an MLA backend the release accepts for it "
+         "(its validate_configuration, from the registry).",
          "vLLM exits at start-up: \"Selected backend ... is not valid for this configuration. Reason: "
          "['MLA not supported']\".",
          SRC + "; vllm/v1/attention/backend.py AttentionBackend.validate_configuration", _forced_backend),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from vllm_serving.engine import release_facts
 from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import Context, Facts, Rule, divisors
+from vllm_serving.settings.engine import AUTO_FIT
 
 TP = config_key("engine", "tensorParallelSize")
 # VLLM_ALLOW_LONG_MAX_MODEL_LEN values vLLM reads as on (envs.py).
@@ -86,21 +88,27 @@ def _exceeds_host(ctx: Context) -> Facts | None:
     return None
 
 
-def rope_scaling_set(ctx: Context) -> bool:
-    """A longer context allowed: rope scaling through `--hf-overrides` (v0.19.1 has no
-    --rope-scaling/--rope-theta flags), or VLLM_ALLOW_LONG_MAX_MODEL_LEN."""
-    if any("rope" in option + value for option, value in ctx.extra_values("--hf-overrides")):
-        return True
+def long_len_allowed(ctx: Context) -> bool:
+    """VLLM_ALLOW_LONG_MAX_MODEL_LEN as envs.py reads it ("1" or "true", any case): vLLM then only
+    warns about a maxModelLen past the derived one."""
     allow = ctx.engine.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")
     return allow is not None and allow.strip().lower() in ENV_TRUE
 
 
 def _max_len(ctx: Context) -> Facts | None:
     wanted = ctx.engine.max_model_len
-    limit = ctx.model.max_position_embeddings
-    if wanted is not None and wanted > limit and not rope_scaling_set(ctx):
-        return {"len": wanted, "limit": limit}
-    return None
+    derived = ctx.derived_max_len
+    if wanted is None or wanted == AUTO_FIT or derived is None or wanted <= derived.tokens or long_len_allowed(ctx):
+        return None
+    original = ctx.model.max_position_embeddings
+    factor = -(-wanted // original)  # the YaRN factor that would stretch the trained length enough
+    scaling = (f'{{"rope_scaling": {{"rope_type": "yarn", "factor": {factor}, '
+               f'"original_max_position_embeddings": {original}}}}}')
+    multimodal = ctx.model.architecture in (release_facts.models(ctx.release).multimodal_architectures or ())
+    if multimodal:
+        scaling = f'{{"text_config": {scaling}}}'
+    return {"len": wanted, "limit": derived.tokens, "how": derived.explained, "version": ctx.release.tag,
+            "scaling": scaling}
 
 
 PARALLEL_SRC = "vllm/config/parallel.py ParallelConfig.__post_init__; vllm/v1/worker/gpu_worker.py Worker.init_device"
@@ -146,11 +154,14 @@ RULES: tuple[Rule, ...] = (
          "One server cannot use GPUs another host holds: vLLM exits as for too few visible GPUs.",
          PARALLEL_SRC, _exceeds_host),
     Rule("max-model-len-exceeds-model", Severity.ERROR, config_key("engine", "maxModelLen"),
-         "maxModelLen {len} exceeds the model's max_position_embeddings {limit}",
-         "lower engine.maxModelLen to {limit}, or scale the rope with extraArgs "
-         "[--hf-overrides, '{{\"rope_parameters\": ...}}'] (v0.19.1 has no --rope-scaling flag)",
-         "maxModelLen within max_position_embeddings unless --hf-overrides scales the rope or "
-         "VLLM_ALLOW_LONG_MAX_MODEL_LEN is set.",
+         "maxModelLen {len} exceeds the {limit} tokens vLLM {version} derives for the model ({how})",
+         "lower engine.maxModelLen to {limit} (or -1: vLLM fits it), or stretch the context with RoPE scaling in "
+         "extraArgs: [--hf-overrides, '{scaling}'] (or the model's config.json rope_scaling)",
+         "maxModelLen within the length the release derives: the config's length keys, times the RoPE "
+         "factor of a scaling rope type (YaRN from original_max_position_embeddings; rope_theta alone stretches "
+         "nothing), after --hf-overrides; -1 and VLLM_ALLOW_LONG_MAX_MODEL_LEN pass.",
          "vLLM exits: \"User-specified max_model_len (N) is greater than the derived max_model_len\".",
-         "vllm/config/model.py _get_and_verify_max_len; vllm/envs.py VLLM_ALLOW_LONG_MAX_MODEL_LEN", _max_len),
+         "vllm/config/model.py _get_and_verify_max_len, ModelConfig._apply_dict_overrides; "
+         "vllm/transformers_utils/config.py patch_rope_parameters; vllm/envs.py VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+         _max_len),
 )

@@ -2,11 +2,17 @@
 
 vLLM reads the checkpoint's method from its config.json (`quantization_config.quant_method`);
 `--quantization` (engine.quantization) forces one, which must then agree with the checkpoint
-(config/model.py `ModelConfig._verify_quantization`).
+(config/model.py `ModelConfig._verify_quantization`). A GPTQ/AWQ checkpoint runs as its Marlin
+variant where Marlin takes it (the override probed in the release's `override_order`: compute
+capability, bits, group size and zero points as marlin_utils.py states them). The method found
+then sets the GPU minimum and the compute dtypes (`get_supported_act_dtypes`), and FP8 block
+quantization its own split rule for MoE experts.
 """
 
 from __future__ import annotations
 
+from vllm_serving.engine import release_facts
+from vllm_serving.engine.expressions import Capability, MissingInput, Unsupported, evaluate
 from vllm_serving.engine.release_registry import QuantizationMethod
 from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import KEY, Context, Facts, Rule
@@ -36,12 +42,42 @@ def checkpoint_method(ctx: Context) -> str | None:
     return CHECKPOINT_METHOD.get(method, method)
 
 
+def marlin_converts(ctx: Context, marlin: str) -> bool:
+    """`AWQMarlinConfig`/`GPTQMarlinConfig.override_quantization_method`'s `can_convert` on this GPU:
+    the release probes the method, Marlin runs on the GPU (`query_marlin_supported_quant_types`),
+    and the checkpoint's bits, group size and (AWQ) zero points are ones Marlin takes. Facts the
+    checkpoint does not state count as the common ones (4 bits, a supported group, zero points)."""
+    facts = release_facts.quantization(ctx.release)
+    if facts.override_order is None or marlin not in facts.override_order:
+        return False
+    major, minor = ctx.gpu.compute_capability
+    if facts.marlin_min_capability is None or major * 10 + minor < facts.marlin_min_capability:
+        return False
+    config = ctx.model.quantization_config
+    if config is None:  # a catalog entry: the common checkpoint (4 bits, group 128, zero points / sym)
+        return True
+    # is_awq_marlin_compatible / is_gptq_marlin_compatible: every fact stated, a TYPE_MAP key,
+    # a Marlin group size; AWQ's kernels keep zero points (the has_zp types)
+    keys = facts.type_map.get(marlin, ())
+    groups = facts.marlin_group_sizes
+    if config.bits is None or config.group_size is None or (groups is not None and config.group_size not in groups):
+        return False
+    if marlin == "gptq_marlin":
+        return config.symmetric is not None and config.desc_act is not None and (config.bits, config.symmetric) in keys
+    return config.zero_point is True and config.bits in keys
+
+
 def effective_method(ctx: Context) -> str | None:
-    """The method vLLM runs: the forced one (an alias resolved), else the checkpoint's."""
+    """The method vLLM runs: a GPTQ/AWQ checkpoint's Marlin variant where it converts (unforced,
+    or forced `marlin` / the variant), else the forced one (an alias resolved), else the checkpoint's."""
     forced = ctx.engine.quantization
+    checkpoint = checkpoint_method(ctx)
+    marlin = ACCEPTS.get(checkpoint, {}).get("marlin")
+    if marlin is not None and forced in (None, "marlin", marlin) and marlin_converts(ctx, marlin):
+        return marlin
     if forced is None:
-        return checkpoint_method(ctx)
-    return ACCEPTS.get(checkpoint_method(ctx), {}).get(forced, forced)
+        return checkpoint
+    return ACCEPTS.get(checkpoint, {}).get(forced, forced)
 
 
 def _known(ctx: Context, method: str) -> bool:
@@ -101,6 +137,79 @@ def _cc(ctx: Context) -> Facts | None:
     return None
 
 
+def _below_minimum(ctx: Context, found: QuantizationMethod) -> bool:
+    major, minor = ctx.gpu.compute_capability
+    return found.min_capability is not None and major * 10 + minor < found.min_capability
+
+
+def _act_dtype(ctx: Context) -> Facts | None:
+    """`VllmConfig._get_quantization_config`: after the GPU minimum, the compute dtype must be one
+    the method's kernels take (mxfp4 bfloat16 only, plain AWQ/GPTQ float16 only, FP8 no float32)."""
+    found = _method(ctx)
+    if found is None or not ctx.settings.hardware.uses_gpus or _below_minimum(ctx, found):
+        return None
+    text = release_facts.quantization(ctx.release).act_dtypes.get(found.name)
+    if text is None:
+        return None
+    try:
+        allowed = evaluate(text, {"device_capability": Capability(*ctx.gpu.compute_capability)})
+    except (MissingInput, Unsupported):
+        return None
+    if ctx.compute_dtype in allowed:
+        return None
+    settings = {"float16": "half", "bfloat16": "bfloat16", "float32": "float32"}
+    usable = [settings.get(d, d) for d in allowed if d != "bfloat16" or ctx.gpu.supports_bf16]
+    return {"method": found.name, "dtype": ctx.compute_dtype, "allowed": ", ".join(allowed),
+            "fix": f"set engine.dtype to {' or '.join(usable)}" if usable else "use a GPU with bfloat16 (CC 8.0+)",
+            "version": ctx.release.tag}
+
+
+EXPERT_PARALLEL = "--enable-expert-parallel"
+
+
+def moe_split(ctx: Context) -> int:
+    """How many ranks share each expert's width (fused_moe/config.py `FusedMoEParallelConfig.make`):
+    TP x DP flattened, or 1 with expert parallelism (whole experts per rank)."""
+    world = ctx.tp * (ctx.engine.data_parallel_size or 1)
+    return 1 if ctx.extra_switch(EXPERT_PARALLEL) is True and world > 1 else world
+
+
+def _fp8_block_split(ctx: Context) -> Facts | None:
+    """The release's `Fp8MoEMethod.create_weights` checks on each rank's share of an expert, and
+    `FusedMoE`'s own assertion that the share is whole."""
+    config, experts = ctx.model.quantization_config, ctx.model.experts
+    checks = release_facts.quantization(ctx.release).fp8_moe_checks
+    if effective_method(ctx) != "fp8" or config is None or config.weight_block_size is None or experts is None \
+            or experts.intermediate_size is None or not checks:
+        return None
+    width, split = experts.intermediate_size, moe_split(ctx)
+    block_n, block_k = config.weight_block_size
+    ok = ", ".join(str(n) for n in range(1, 65) if _split_ok(width, n, block_n, block_k, checks, ctx.tp)) or "none"
+    facts = {"width": width, "split": split, "block": f"{block_n}x{block_k}", "ok": ok, "layout": _layout(ctx)}
+    if width % split:
+        return {**facts, "why": f"{width} does not divide by {split} (FusedMoE asserts it)"}
+    per = width // split
+    for when, message in checks:
+        if evaluate(when, {"intermediate_size_per_partition": per, "block_n": block_n, "block_k": block_k,
+                           "tp_size": ctx.tp}):
+            why = message.format(intermediate_size_per_partition=per, block_n=block_n, block_k=block_k)
+            return {**facts, "why": why}
+    return None
+
+
+def _split_ok(width: int, split: int, block_n: int, block_k: int, checks: tuple[tuple[str, str], ...], tp: int) -> bool:
+    if width % split:
+        return False
+    values = {"intermediate_size_per_partition": width // split, "block_n": block_n, "block_k": block_k,
+              "tp_size": tp}
+    return not any(evaluate(when, values) for when, _ in checks)
+
+
+def _layout(ctx: Context) -> str:
+    dp = ctx.engine.data_parallel_size or 1
+    return f"TP {ctx.tp}" + (f" x DP {dp}" if dp > 1 else "")
+
+
 QUANT_SRC = "vllm/config/model.py ModelConfig._verify_quantization"
 
 RULES: tuple[Rule, ...] = (
@@ -127,6 +236,25 @@ RULES: tuple[Rule, ...] = (
          "vLLM exits: \"The quantization method ... is deprecated and will be removed\".",
          f"{QUANT_SRC}; vllm/model_executor/layers/quantization/__init__.py DEPRECATED_QUANTIZATION_METHODS",
          _deprecated),
+    Rule("quantization-dtype-unsupported", Severity.ERROR, config_key("engine", "dtype"),
+         "{method} runs its kernels in {allowed}, not {dtype} (vLLM {version})",
+         "{fix}",
+         "The compute dtype is one the quantization method takes (the release's get_supported_act_dtypes: "
+         "mxfp4 bfloat16 only, plain AWQ/GPTQ float16 only, FP8 no float32).",
+         "vLLM exits: \"torch.float16 is not supported for quantization method mxfp4. Supported dtypes: [...]\".",
+         "vllm/config/vllm.py VllmConfig._get_quantization_config; get_supported_act_dtypes in "
+         "vllm/model_executor/layers/quantization/*.py", _act_dtype),
+    Rule("fp8-block-moe-split", Severity.ERROR, config_key("engine", "tensorParallelSize"),
+         "{layout} splits each expert's {width}-wide FP8 weights {split} ways, against {block} blocks: {why}",
+         "add --enable-expert-parallel to engine.extraArgs (whole experts per GPU), or split experts over one of "
+         "these TP x DP sizes: {ok}",
+         "FP8 block-quantized MoE experts: each rank's share of an expert (width / (TP x DP) without expert "
+         "parallelism) is whole and a multiple of the block.",
+         "vLLM exits while building the model: \"The output_size of gate's and up's weight = 192 is not "
+         "divisible by weight quantization block_n = 128\".",
+         "vllm/model_executor/layers/quantization/fp8.py Fp8MoEMethod.create_weights; "
+         "vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make; "
+         "vllm/model_executor/layers/fused_moe/layer.py FusedMoE.__init__", _fp8_block_split),
     Rule("quantization-cc-too-low", Severity.ERROR, QUANT,
          "{method} kernels need compute capability {need}; {gpu} has {cc}",
          "use a GPTQ checkpoint (runs from CC 6.0) or a GPU with CC {need}+",

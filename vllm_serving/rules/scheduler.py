@@ -9,6 +9,7 @@ caching runs in "align" mode, whose attention block must fit one step's tokens.
 from __future__ import annotations
 
 from vllm_serving.catalog.gpus import GpuSpec
+from vllm_serving.engine import release_facts
 from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import KEY, Context, Facts, Rule
 
@@ -20,6 +21,7 @@ SERVER_DEFAULTS = (2048, 256)
 LARGE_GPU_DEFAULTS = (8192, 1024)
 LARGE_GPU_MIB = 70 * 1024
 SMALL_DEFAULTS_NAMES = ("a100",)
+PERFORMANCE_MODE = "--performance-mode"
 
 
 def batch_defaults(gpu: GpuSpec) -> tuple[int, int]:
@@ -30,13 +32,25 @@ def batch_defaults(gpu: GpuSpec) -> tuple[int, int]:
 
 
 def max_len(ctx: Context) -> int:
-    return ctx.engine.max_model_len or ctx.model.max_position_embeddings
+    return ctx.max_model_len
+
+
+def performance_scale(ctx: Context) -> dict[str, int]:
+    """`--performance-mode` in extraArgs: the factor the release multiplies each unset batch
+    default by (`throughput` doubles both in v0.19.1); {} for the default mode."""
+    modes = release_facts.performance_modes(ctx.release) or {}
+    chosen = [v for _, v in ctx.extra_values(PERFORMANCE_MODE)]
+    return dict(modes.get(chosen[-1], {})) if chosen else {}
 
 
 def batch_limits(ctx: Context) -> tuple[int, int]:
     """The (max_num_batched_tokens, max_num_seqs) vLLM runs with: the stack's, else defaults
-    clamped as `_set_default_max_num_seqs_and_batched_tokens_args` clamps them."""
+    (scaled by --performance-mode) clamped as `_set_default_max_num_seqs_and_batched_tokens_args`
+    clamps them."""
     default_tokens, default_seqs = batch_defaults(ctx.gpu)
+    scale = performance_scale(ctx)
+    default_tokens *= scale.get("max_num_batched_tokens", 1)
+    default_seqs *= scale.get("max_num_seqs", 1)
     seqs = ctx.engine.max_num_seqs or default_seqs
     tokens = ctx.engine.max_num_batched_tokens
     if tokens is None:

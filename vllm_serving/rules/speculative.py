@@ -1,12 +1,21 @@
 """Speculative decoding: the method exists in the release, has its draft, and fits the model.
 
-All of it is `SpeculativeConfig.__post_init__` in vllm/config/speculative.py: which methods
-exist (`SpeculativeMethod`), which need a draft `model`, the per-model MTP names folded into
-`mtp`, and the checks on num_speculative_tokens against the model's MTP layers (`n_predict`).
+Most of it is `SpeculativeConfig` in vllm/config/speculative.py, read from the release's registry:
+which methods exist (`SpeculativeMethod`), which need a draft `model`, the per-model MTP names
+folded into `mtp`, the model types an MTP draft is made from (`hf_config_override` rewrites
+qwen3_next to qwen3_next_mtp ...: a type it does not rewrite has no MTP draft), and the checks on
+num_speculative_tokens against the draft's layers (`n_predict`, read from the key the rewrite
+names; unset, vLLM skips the check). A separate draft model (method draft_model) on a target
+that takes multimodal inputs is refused by the proposer (v1/spec_decode/eagle.py
+`_raise_if_multimodal`) in the releases that say so.
 """
 
 from __future__ import annotations
 
+import json
+
+from vllm_serving.engine import release_facts
+from vllm_serving.engine.release_facts import MtpRewrite
 from vllm_serving.engine.release_registry import SpeculativeMethod
 from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import Context, Facts, Rule
@@ -50,10 +59,37 @@ def _draft_missing(ctx: Context) -> Facts | None:
     return None
 
 
+def mtp_rewrite(ctx: Context) -> MtpRewrite | None:
+    """The release's MTP rewrite for the target (by model type, else architecture)."""
+    facts = release_facts.speculative(ctx.release)
+    if facts.by_model_type is None:
+        return None
+    return facts.by_model_type.get(ctx.model.model_type) or facts.by_architecture.get(ctx.model.architecture)
+
+
+def has_mtp_draft(ctx: Context) -> bool:
+    """Whether vLLM can make an MTP draft of the target: the release rewrites its type (and the
+    layer key it requires is positive); without rewrites in the registry, the catalog's MTP layers."""
+    if release_facts.speculative(ctx.release).by_model_type is None:
+        return ctx.model.mtp_layers > 0
+    rewrite = mtp_rewrite(ctx)
+    return rewrite is not None and (rewrite.requires_positive is None or ctx.model.mtp_layers > 0)
+
+
+def n_predict(ctx: Context) -> int | None:
+    """The draft's `n_predict`: the model's MTP layers, else the rewrite's default (None: vLLM
+    checks no token count)."""
+    if ctx.model.mtp_layers:
+        return ctx.model.mtp_layers
+    rewrite = mtp_rewrite(ctx)
+    return rewrite.n_predict_default if rewrite is not None else None
+
+
 def _mtp_without_layers(ctx: Context) -> Facts | None:
     spec = ctx.engine.speculative_config
-    if spec is not None and _resolved(ctx) == MTP and ctx.model.mtp_layers == 0:
-        return {"method": spec.method, "arch": ctx.model.architecture}
+    if spec is not None and _resolved(ctx) == MTP and not has_mtp_draft(ctx):
+        return {"method": spec.method, "arch": ctx.model.architecture, "type": ctx.model.model_type,
+                "version": ctx.release.tag}
     return None
 
 
@@ -66,21 +102,51 @@ def _deprecated(ctx: Context) -> Facts | None:
 
 def _many_tokens(ctx: Context) -> Facts | None:
     spec = ctx.engine.speculative_config
-    layers = ctx.model.mtp_layers
-    if spec is not None and _resolved(ctx) == MTP and layers and spec.num_speculative_tokens > MTP_TOKENS_WITHOUT_REUSE:
+    if spec is None or _resolved(ctx) != MTP or not has_mtp_draft(ctx):
+        return None
+    layers = n_predict(ctx) or 1  # the MTP model builds one layer when the config names none
+    if spec.num_speculative_tokens > MTP_TOKENS_WITHOUT_REUSE:
         return {"n": spec.num_speculative_tokens, "layers": layers}
     return None
 
 
 def _indivisible(ctx: Context) -> Facts | None:
     spec = ctx.engine.speculative_config
-    layers = ctx.model.mtp_layers
-    if spec is None or _resolved(ctx) != MTP or not layers:
+    layers = n_predict(ctx)
+    if spec is None or _resolved(ctx) != MTP or not layers or not has_mtp_draft(ctx):
         return None
     n = spec.num_speculative_tokens
     if n > layers and n % layers:
         return {"n": n, "layers": layers, "ok": ", ".join(str(layers * k) for k in range(1, 4))}
     return None
+
+
+LANGUAGE_ONLY = "--language-model-only"
+MM_LIMITS = "--limit-mm-per-prompt"
+
+
+def text_only(ctx: Context) -> bool:
+    """Multimodal inputs switched off: --language-model-only, or every modality limited to 0
+    (`MultiModalConfig.get_limit_per_prompt`, as `supports_multimodal_inputs` reads it)."""
+    if ctx.extra_switch(LANGUAGE_ONLY) is True:
+        return True
+    limits = [v for _, v in ctx.extra_values(MM_LIMITS)]
+    try:
+        parsed = json.loads(limits[-1]) if limits else None
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and bool(parsed) and all(
+        (v.get("count") if isinstance(v, dict) else v) == 0 for v in parsed.values())
+
+
+def _draft_on_multimodal(ctx: Context) -> Facts | None:
+    spec = ctx.engine.speculative_config
+    facts = release_facts.speculative(ctx.release)
+    multimodal = release_facts.models(ctx.release).multimodal_architectures or frozenset()
+    if (spec is None or not facts.draft_model_refuses_multimodal or _resolved(ctx) not in facts.draft_model_methods
+            or ctx.model.architecture not in multimodal or text_only(ctx)):
+        return None
+    return {"method": spec.method, "arch": ctx.model.architecture, "version": ctx.release.tag}
 
 
 RULES: tuple[Rule, ...] = (
@@ -98,9 +164,11 @@ RULES: tuple[Rule, ...] = (
          "vLLM exits: \"num_speculative_tokens was provided but without speculative model\".",
          SRC, _draft_missing),
     Rule("speculative-mtp-unsupported", Severity.ERROR, SPEC,
-         "speculative method {method} needs multi-token-prediction layers; {arch} has none",
+         "speculative method {method} needs an MTP draft, and vLLM {version} makes none of {arch} "
+         "(model type {type})",
          "use method ngram or an EAGLE draft model, or remove engine.speculativeConfig",
-         "`mtp` speculative decoding only for models with MTP layers.",
+         "`mtp` only for model types the release turns into an MTP draft (hf_config_override: qwen3_next -> "
+         "qwen3_next_mtp, qwen3_5 -> qwen3_5_mtp, deepseek_v3 -> deepseek_mtp ...).",
          "The model's config is not turned into an MTP draft, so vLLM exits: \"Unsupported speculative "
          "method: 'mtp'\".",
          f"{SRC}; SpeculativeConfig.hf_config_override", _mtp_without_layers),
@@ -122,4 +190,16 @@ RULES: tuple[Rule, ...] = (
          "MTP tokens beyond the model's MTP layers come in whole multiples of them.",
          "vLLM exits: \"num_speculative_tokens:N must be divisible by n_predict=M\".",
          SRC, _indivisible),
+    Rule("speculative-draft-model-multimodal", Severity.ERROR, SPEC,
+         "speculative method {method} runs a separate draft model, which vLLM {version} refuses for a "
+         "multimodal target ({arch})",
+         "add --language-model-only to engine.extraArgs (text only), or use method mtp or eagle3",
+         "A draft_model draft on a target taking multimodal inputs (unless --language-model-only or "
+         "--limit-mm-per-prompt zeroes every modality).",
+         "vLLM exits when the drafter starts: \"Speculative Decoding with draft models or parallel drafting "
+         "does not support multimodal models yet\".",
+         "vllm/v1/spec_decode/eagle.py SpecDecodeBaseProposer._raise_if_multimodal; vllm/multimodal/registry.py "
+         "MultiModalRegistry.supports_multimodal_inputs; vllm/config/multimodal.py "
+         "MultiModalConfig.get_limit_per_prompt",
+         _draft_on_multimodal),
 )

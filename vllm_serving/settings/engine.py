@@ -16,11 +16,30 @@ from vllm_serving.settings.text_checks import check_text, no_control
 
 KvCacheDtype = Literal["auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"]
 Dtype = Literal["auto", "half", "float16", "bfloat16", "float", "float32"]
-Quantization = Literal[
-    "awq", "awq_marlin", "gptq", "gptq_marlin", "marlin", "fp8", "compressed-tensors",
-    "bitsandbytes", "gguf", "modelopt", "mxfp4", "experts_int8",
-]
-AttentionBackend = Literal["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TREE_ATTN"]
+# A quantization method's name as vLLM spells them (awq, gptq_marlin, compressed-tensors,
+# modelopt_fp4 ...): which exist is the image's release's, checked by rules/quantization.py
+# (`quantization-unknown`, from the registry).
+_METHOD_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+
+
+def _method_name(value: str) -> str:
+    return check_text(value, _METHOD_NAME, f"{value!r} is not a quantization method name",
+                      "write the method as vLLM names it, e.g. fp8, awq_marlin or gptq_marlin")
+
+
+Quantization = Annotated[str, AfterValidator(_method_name)]
+# Attention backend names as the release's registry enum spells them (FLASH_ATTN, FLASHINFER,
+# TRITON_ATTN, TRITON_MLA ...; vLLM upper-cases what it is given, `auto` means none): which names
+# exist is the release's, checked by rules/attention.py (`attention-backend-unknown`).
+_BACKEND_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+
+def _backend_name(value: str) -> str:
+    return check_text(value, _BACKEND_NAME, f"{value!r} is not an attention backend name",
+                      "write the backend's name as vLLM lists it, e.g. FLASHINFER or TRITON_ATTN")
+
+
+AttentionBackend = Annotated[str, AfterValidator(_backend_name)]
 
 
 def _no_secret(item: str) -> str:
@@ -80,7 +99,7 @@ class SpeculativeSettings(Section):
 
     method: Name = Field(min_length=1)
     """Draft method: `mtp` for models with multi-token-prediction layers, `eagle`, `ngram`, ..."""
-    num_speculative_tokens: int = Field(ge=1, le=16)
+    num_speculative_tokens: int = Field(ge=1)
     """Tokens the draft proposes per step; more than the model's MTP layers lowers acceptance."""
     model: str | None = None
     """Draft model path for methods that need one (eagle, draft models)."""
@@ -92,6 +111,12 @@ class SpeculativeSettings(Section):
             raise fix_error(f"{value!r} is not a model path or id",
                             "write a path inside the container or a Hugging Face id, without spaces")
         return value
+
+
+AUTO_FIT = -1
+"""`--max-model-len -1` (or `auto`): vLLM sizes the context to what the KV cache holds
+(engine/arg_utils.py `human_readable_int_or_auto`; v1/core/kv_cache_utils.py `_auto_fit_max_model_len`)."""
+MIN_MODEL_LEN = 16
 
 
 class EngineSettings(Section):
@@ -107,8 +132,9 @@ class EngineSettings(Section):
     """Compute dtype (`--dtype`); `half` on GPUs without bfloat16 (V100, T4)."""
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
     """Share of each GPU's memory vLLM may use (`--gpu-memory-utilization`), in (0, 1]."""
-    max_model_len: int | None = Field(default=None, ge=16)
+    max_model_len: int | None = Field(default=None, ge=AUTO_FIT)
     """Longest request in tokens, prompt plus output (`--max-model-len`)."""
+    # -1 (AUTO_FIT) is vLLM's "fit it to the KV cache": accepted beside 16 and up (docs/rules.md)
     kv_cache_dtype: KvCacheDtype | None = None
     """KV cache dtype (`--kv-cache-dtype`); fp8 halves it where the GPU supports it."""
     quantization: Quantization | None = None
@@ -135,6 +161,15 @@ class EngineSettings(Section):
     """vLLM flags not modelled here, appended verbatim in order, e.g. [--enforce-eager]; at most 128 items."""
     env: dict[EnvName, str] = {}
     """Extra environment variables for the container, rendered sorted by name."""
+
+    @field_validator("max_model_len")
+    @classmethod
+    def _max_model_len(cls, value: int | None) -> int | None:
+        if value is not None and value != AUTO_FIT and value < MIN_MODEL_LEN:
+            raise fix_error(f"maxModelLen {value} is too short: it must be at least {MIN_MODEL_LEN}",
+                            f"set engine.maxModelLen to at least {MIN_MODEL_LEN} tokens, or -1 to let vLLM fit "
+                            "it to the KV cache")
+        return value
 
     @field_validator("env", mode="before")
     @classmethod

@@ -29,7 +29,7 @@ class PlannedKv:
 class Expectations:
     served_name: str
     max_model_len: int | None
-    """None when the stack leaves it to vLLM (the model's own context length)."""
+    """None when the stack leaves it to vLLM (the model's own context length, or -1: fitted)."""
     reasoning: bool
     """A reasoning parser is set: thinking must come back apart from the content."""
     tool_calling: bool
@@ -44,7 +44,7 @@ def expectations_from_spec(spec: ServingSpec) -> Expectations:
     engine = spec.settings.engine
     return Expectations(
         served_name=spec.served_model_name,
-        max_model_len=engine.max_model_len,
+        max_model_len=engine.max_model_len if (engine.max_model_len or 0) > 0 else None,
         reasoning=engine.reasoning_parser is not None,
         tool_calling=engine.enable_auto_tool_choice and engine.tool_call_parser is not None,
         api_key="apiKey" in spec.settings.secrets_set,

@@ -1,0 +1,136 @@
+"""attention.py at its boundaries: the backend vLLM v0.19.1 selects or refuses for the model.
+
+The models' features come from the catalog (gpt-oss has attention sinks, Gemma 3 multimodal-prefix
+attention); the backends' answers from the committed v0.19.1 registry, generated from the wheel.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.boundary import Boundary, check_boundary, codes, gpu
+from vllm_serving.catalog.models import MODELS
+from vllm_serving.findings import config_key
+
+GPT_OSS = {"name": "gpt-oss-20b"}
+GEMMA3 = {"name": "gemma-3-27b-it"}
+QWEN3 = {"name": "Qwen3-32B"}
+KV = config_key("engine", "kvCacheDtype")
+# gpt-oss with 16-wide heads: Triton takes heads from 32, Flex takes no sinks
+TINY_HEADS = {"name": None, "architecture": MODELS["gpt-oss-20b"].model_copy(update={"head_dim": 16})}
+TWIN_HEADS = {"name": None, "architecture": MODELS["gpt-oss-20b"].model_copy(update={"head_dim": 32})}
+
+
+H100 = {"gpu": "H100-80GB"}
+
+
+def forced(backend: str, **engine: object) -> dict[str, object]:
+    """Engine edits: an auto KV cache and a forced backend."""
+    return kv(None, attention_backend=backend, **engine)
+
+
+def kv(cache: str | None, **engine: object) -> dict[str, object]:
+    """Engine edits: a KV cache dtype, no forced backend unless given."""
+    return {"kv_cache_dtype": cache, "attention_backend": None, **engine}
+
+
+BOUNDARIES = [
+    # -- an FP8 cache where auto-selection lands -------------------------------------------------
+    Boundary("fp8-kv-cache-unsupported", "v100", {"engine": kv("fp8")},
+             {"engine": kv("fp8"), "hardware": {"gpu": "T4"}}, "V100 (7.0, Triton) -> T4 (7.5, FlashInfer)",
+             says=("float8_e4m3fn", "8.9")),
+    Boundary("fp8-kv-cache-unsupported", "v100", {"engine": kv("fp8_e5m2")}, {"engine": kv(None)},
+             "V100: fp8_e5m2 is stored as e4m3fn too -> auto", says=("stores fp8_e5m2 as float8_e4m3fn",)),
+    Boundary("fp8-kv-cache-unsupported", "a100", {"engine": kv("fp8"), "model": GPT_OSS},
+             {"engine": kv("fp8"), "model": GPT_OSS, "hardware": {"gpu": "L4"}},
+             "gpt-oss sinks leave Triton: A100 (8.0) -> L4 (8.9)", says=("TRITON_ATTN",)),
+    Boundary("fp8-kv-cache-unsupported", "a100", {"engine": kv("fp8"), "model": GEMMA3},
+             {"engine": kv("fp8"), "model": GEMMA3, "gpu": gpu("CC-8.9", (8, 9))},
+             "Gemma 3's multimodal prefix leaves Triton: CC 8.0 -> 8.9"),
+    Boundary("fp8-kv-cache-unsupported", "a100", {"engine": kv("fp8_e5m2"), "model": QWEN3, "hardware": H100},
+             {"engine": kv("fp8_e4m3"), "model": QWEN3, "hardware": H100},
+             "H100 picks FlashAttention 3, which has no e5m2: fp8_e5m2 -> fp8_e4m3", says=("FLASH_ATTN",)),
+    # -- a forced backend and an FP8 cache ---------------------------------------------------------
+    Boundary("fp8-kv-cache-backend", "a100", {"engine": {"attention_backend": "TRITON_ATTN"}},
+             {"engine": {"attention_backend": "TRITON_ATTN"}, "hardware": {"gpu": "L4"}},
+             "Triton e4m3: A100 (8.0) -> L4 (8.9)", says=("FLASHINFER",)),
+    Boundary("fp8-kv-cache-backend", "a100", {"engine": {"attention_backend": "TRITON_ATTN"},
+                                              "gpu": gpu("CC-8.8", (8, 8))},
+             {"engine": {"attention_backend": "TRITON_ATTN"}, "gpu": gpu("CC-8.9", (8, 9))}, "Triton e4m3: 8.8 -> 8.9"),
+    Boundary("fp8-kv-cache-backend", "a100", {"engine": {"attention_backend": "TRITON_ATTN",
+                                                         "kv_cache_dtype": "fp8_e5m2"}, "hardware": {"gpu": "T4"}},
+             {"engine": {"attention_backend": "FLASHINFER", "kv_cache_dtype": "fp8_e5m2"}, "hardware": {"gpu": "T4"}},
+             "T4 fp8_e5m2: Triton (stored as e4m3fn) -> FlashInfer", says=("float8_e4m3fn",)),
+    Boundary("fp8-kv-cache-backend", "a100", {"engine": {"attention_backend": "FLASH_ATTN"}},
+             {"engine": {"attention_backend": "FLASH_ATTN"}, "hardware": {"gpu": "H100-80GB"}},
+             "FlashAttention: A100 (FA2) -> H100 (FA3)"),
+    Boundary("fp8-kv-cache-backend", "a100", {"engine": {"attention_backend": "FLASH_ATTN"},
+                                              "hardware": {"gpu": "B200"}},
+             {"engine": {"attention_backend": "FLASHINFER"}, "hardware": {"gpu": "B200"}},
+             "B200 (10.0, FA4): FlashAttention -> FlashInfer"),
+    Boundary("fp8-kv-cache-backend", "a100", {"engine": {"attention_backend": "FLEX_ATTENTION"}},
+             {"engine": {"attention_backend": "FLASHINFER"}}, "Flex -> FlashInfer on A100"),
+    Boundary("fp8-kv-cache-backend", "a100", {"engine": {"attention_backend": "FLEX_ATTENTION"},
+                                              "hardware": {"gpu": "L4"}},
+             {"engine": {"attention_backend": "TRITON_ATTN"}, "hardware": {"gpu": "L4"}}, "L4: Flex -> Triton",
+             fix="set engine.attentionBackend to one of FLASHINFER, TRITON_ATTN, or remove it "
+                 "(auto-selection picks one)"),
+    Boundary("fp8-kv-cache-backend", "a100", {"engine": {"attention_backend": "FLASH_ATTN"}},
+             {"engine": {"attention_backend": "FLASH_ATTN"}, "hardware": {"gpu": "T4"}},
+             "FlashAttention: A100 -> T4 (it does not run there: attention-backend-unsupported instead)"),
+    # -- a forced backend the model, GPU or dtype rules out ----------------------------------------
+    Boundary("attention-backend-unsupported", "v100", {"engine": {"attention_backend": "FLASHINFER"}},
+             {"engine": {"attention_backend": "FLASHINFER"}, "hardware": {"gpu": "T4"}}, "FlashInfer: V100 -> T4",
+             says=("compute capability not supported",)),
+    Boundary("attention-backend-unsupported", "v100", {"engine": {"attention_backend": "FLASHINFER"},
+                                                       "gpu": gpu("CC-12.2", (12, 2))},
+             {"engine": {"attention_backend": "FLASHINFER"}, "gpu": gpu("CC-12.1", (12, 1))},
+             "FlashInfer: CC 12.2 -> 12.1"),
+    Boundary("attention-backend-unsupported", "v100", {"engine": {"attention_backend": "FLASH_ATTN"},
+                                                       "hardware": {"gpu": "T4"}},
+             {"engine": {"attention_backend": "FLASH_ATTN"}, "hardware": {"gpu": "A100-40GB"}},
+             "FlashAttention: T4 (7.5) -> A100 (8.0)", says=("TRITON_ATTN",)),
+    Boundary("attention-backend-unsupported", "v100", {"engine": {"attention_backend": "FLASH_ATTN"}},
+             {"engine": {"attention_backend": "TRITON_ATTN"}}, "V100: FlashAttention -> Triton",
+             fix="remove engine.attentionBackend (auto-selection), or use one of: TRITON_ATTN, FLEX_ATTENTION"),
+    Boundary("attention-backend-unsupported", "a100", {"engine": forced("FLASHINFER"), "model": GPT_OSS},
+             {"engine": forced("FLASHINFER"), "model": GPT_OSS, "hardware": {"gpu": "B200"}},
+             "gpt-oss sinks on FlashInfer: A100 -> B200 (TRT-LLM attention)", says=("attention sinks not supported",)),
+    Boundary("attention-backend-unsupported", "a100", {"engine": forced("FLASH_ATTN"), "model": GPT_OSS},
+             {"engine": forced("FLASH_ATTN"), "model": GPT_OSS, "hardware": H100},
+             "gpt-oss sinks on FlashAttention: A100 -> H100 (FA3)",
+             says=("sink not supported on compute capability < 9.0",)),
+    Boundary("attention-backend-unsupported", "a100", {"engine": forced("FLASH_ATTN"), "model": GEMMA3},
+             {"engine": forced("TRITON_ATTN"), "model": GEMMA3},
+             "Gemma 3's multimodal prefix: FlashAttention -> Triton",
+             says=("partial multimodal token full attention not supported",)),
+    Boundary("attention-backend-unsupported", "a100", {"engine": forced("FLASHINFER", dtype="float32")},
+             {"engine": forced("FLASHINFER", dtype="bfloat16")},
+             "FlashInfer: float32 -> bfloat16", says=("dtype not supported",)),
+    Boundary("attention-backend-unknown", "a100", {"engine": kv(None, attention_backend="FLASHINFER2")},
+             {"engine": kv(None, attention_backend="flashinfer")}, "FLASHINFER2 -> flashinfer (vLLM upper-cases it)"),
+    Boundary("attention-no-backend", "v100", {"model": TINY_HEADS}, {"model": TWIN_HEADS},
+             "sinks and 16-wide heads on V100: Triton needs 32, Flex takes no sinks -> heads of 32",
+             says=("TRITON_ATTN: head_size not supported", "FLEX_ATTENTION: attention sinks not supported")),
+]
+
+
+@pytest.mark.parametrize("case", BOUNDARIES, ids=[c.id for c in BOUNDARIES])
+def test_boundary(case: Boundary) -> None:
+    check_boundary(case)
+
+
+def test_fp8_kv_on_a100_needs_no_pinned_backend() -> None:
+    """vLLM's auto-selection skips FlashAttention-2 (no FP8 KV) and picks FlashInfer: no finding."""
+    found = codes("a100", {"engine": {"attention_backend": None}})
+    assert not found & {"fp8-kv-cache-unsupported", "fp8-kv-cache-backend", "attention-backend-unsupported"}
+
+
+@pytest.mark.parametrize(("model", "gpu_name"), [
+    (GPT_OSS, "A100-80GB"), (GPT_OSS, "H100-80GB"), (GPT_OSS, "B200"), (GEMMA3, "A100-80GB"), (QWEN3, "V100-32GB"),
+])
+def test_models_run_unforced_with_an_auto_kv_cache(model: dict[str, str], gpu_name: str) -> None:
+    """Auto-selection always finds a backend for these models with an auto cache (Triton at worst)."""
+    found = codes("a100", {"engine": kv(None, dtype="half" if gpu_name == "V100-32GB" else None), "model": model,
+                           "hardware": {"gpu": gpu_name}})
+    assert not found & {"fp8-kv-cache-unsupported", "attention-no-backend", "attention-backend-unsupported"}

@@ -1,0 +1,73 @@
+"""flag_values.py at its boundaries: extraArgs values against choices and types, and the release's
+feature gates (vLLM v0.19.1's registry: `EngineArgs._check_feature_supported`, config validators)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.boundary import Boundary, check_boundary, codes
+from vllm_serving.findings import config_key
+
+
+def extra(*items: str, tag: str | None = None) -> dict[str, object]:
+    edits: dict[str, object] = {"engine": {"extra_args": items}}
+    if tag is not None:
+        edits["image"] = {"tag": tag}
+    return edits
+
+
+ITEM0 = config_key("engine", "extraArgs", 0)
+ITEM1 = config_key("engine", "extraArgs", 1)
+
+BOUNDARIES = [
+    Boundary("extra-arg-choice", "v100", extra("--performance-mode", "fast"), extra("--performance-mode", "throughput"),
+             "--performance-mode fast -> throughput", key=ITEM0, says=("balanced, interactivity, throughput",)),
+    Boundary("extra-arg-choice", "v100", extra("--performance-mode=Throughput"),
+             extra("--performance-mode=throughput"), "choices are exact: Throughput -> throughput", key=ITEM0),
+    Boundary("extra-arg-choice", "v100", extra("--enforce-eager", "--block-size", "sixteen"),
+             extra("--enforce-eager", "--block-size", "16"), "--block-size sixteen -> 16", key=ITEM1,
+             says=("a whole number",)),
+    Boundary("extra-arg-choice", "v100", extra("--hf-overrides", "{max_window_layers: 4}"),
+             extra("--hf-overrides", '{"max_window_layers": 4}'), "--hf-overrides: not JSON -> JSON", key=ITEM0),
+    Boundary("extra-arg-choice", "v100", extra("--max-num-partial-prefills", "2k"),
+             extra("--max-num-partial-prefills", "2"), "an int flag without k/M suffixes: 2k -> 2", key=ITEM0),
+    Boundary("extra-arg-feature-gate", "v100", extra("--max-num-partial-prefills", "2"),
+             extra("--max-num-partial-prefills", "1"), "v0.19.1: concurrent partial prefill 2 -> 1 (the default)",
+             key=ITEM0, says=("NotImplementedError", "Concurrent Partial Prefill is not supported")),
+    Boundary("extra-arg-feature-gate", "v100", extra("--mm-shm-cache-max-object-size-mb", "64"),
+             extra("--mm-shm-cache-max-object-size-mb", "64", "--mm-processor-cache-type", "shm"),
+             "a shm cache object size: + --mm-processor-cache-type shm", key=ITEM0, says=("ValueError",)),
+    Boundary("extra-arg-feature-gate", "v100", extra("--enable-log-outputs"),
+             extra("--enable-log-outputs", "--enable-log-requests"),
+             "--enable-log-outputs: + --enable-log-requests (validate_parsed_serve_args)", key=ITEM0,
+             says=("TypeError", "--enable-log-outputs requires --enable-log-requests")),
+    Boundary("extra-arg-expert-parallel-dense", "v100", extra("--enable-expert-parallel"),
+             {**extra("--enable-expert-parallel"), "model": {"name": "Qwen3.5-35B-A3B"}},
+             "expert parallelism: dense Qwen3.5-27B -> Qwen3.5-35B-A3B (256 experts)", key=ITEM0),
+    Boundary("extra-arg-expert-parallel-dense", "v100", extra("-ep"), extra("-ep", "--no-enable-expert-parallel"),
+             "-ep, then --no-enable-expert-parallel (the last wins)", key=ITEM0),
+    Boundary("extra-arg-feature-gate", "v100", extra("--enable-eplb"),
+             extra("--enable-eplb", "--enable-expert-parallel"),
+             "--enable-eplb: + --enable-expert-parallel", key=ITEM0,
+             says=("enable_expert_parallel must be True to use EPLB",)),
+]
+
+
+@pytest.mark.parametrize("case", BOUNDARIES, ids=[c.id for c in BOUNDARIES])
+def test_boundary(case: Boundary) -> None:
+    check_boundary(case)
+
+
+def test_typed_keys_alone_open_no_gate() -> None:
+    """The typed keys' own checks are other rules: a gate needs an extraArgs item."""
+    assert "extra-arg-feature-gate" not in codes("v100", {"engine": {"max_num_batched_tokens": 16, "max_num_seqs": 32}})
+
+
+@pytest.mark.parametrize("value", ["32k", "1G", "25.6k", "1024"])
+def test_human_readable_values_convert(value: str) -> None:
+    """vLLM reads 32k, 1G, 25.6k for a human-readable int (engine/arg_utils.py human_readable_int)."""
+    assert "extra-arg-choice" not in codes("v100", extra("--kv-cache-memory-bytes", value))
+
+
+def test_binary_suffix_with_decimals_is_not_a_number_vllm_reads() -> None:
+    assert "extra-arg-choice" in codes("v100", extra("--kv-cache-memory-bytes", "1.5G"))

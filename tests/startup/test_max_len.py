@@ -1,0 +1,51 @@
+"""The longest context vLLM v0.19.1 derives (config/model.py `_get_and_verify_max_len`), with
+`--hf-overrides` applied as `ModelConfig.__post_init__` applies them."""
+
+from __future__ import annotations
+
+from tests.engine.schema_1 import schema_1_release
+from vllm_serving.catalog.models import MODELS, RopeScaling
+from vllm_serving.engine.release_registry import load
+from vllm_serving.startup.max_len import derived_max_model_len, hf_overrides
+
+V0_19 = load("0.19.1")
+V0_34 = load("0.34.0")
+QWEN3 = MODELS["Qwen3-32B"]
+YARN4 = RopeScaling(rope_type="yarn", factor=4.0, original_max_position_embeddings=32768)
+
+
+def test_overrides_merge_json_and_dotted_keys_in_order() -> None:
+    merged = hf_overrides([("--hf-overrides", '{"rope_scaling": {"rope_type": "yarn", "factor": 2}}'),
+                           ("--hf-overrides.rope_scaling.factor", "4.0"),
+                           ("--hf-overrides", "not json"),  # vLLM refuses it while parsing: left out here
+                           ("--hf-overrides.text_config.max_position_embeddings", "65536")])
+    assert merged == {"rope_scaling": {"rope_type": "yarn", "factor": 4.0},
+                      "text_config": {"max_position_embeddings": 65536}}
+
+
+def test_yarn_stretches_the_original_length_in_v0_19_and_not_in_v0_34() -> None:
+    model = QWEN3.model_copy(update={"rope_scaling": (YARN4,)})
+    found = derived_max_model_len(model, V0_19)
+    assert found is not None and found.tokens == 131072
+    later = derived_max_model_len(model, V0_34)  # v0.34 reads YaRN's max_position_embeddings as already scaled
+    assert later is not None and later.tokens == 40960
+
+
+def test_llama3_rope_and_gemma3_are_not_stretched_again() -> None:
+    llama = derived_max_model_len(MODELS["Llama-3.1-8B"], V0_19)
+    assert llama is not None and llama.tokens == 131072  # llama3 is among the types that do not scale
+    gemma = MODELS["gemma-3-27b-it"].model_copy(update={"rope_scaling": (RopeScaling(rope_type="linear", factor=8.0),)})
+    found = derived_max_model_len(gemma, V0_19)
+    assert found is not None and found.tokens == gemma.max_position_embeddings
+
+
+def test_a_multimodal_models_language_model_takes_only_text_config_overrides() -> None:
+    qwen36 = MODELS["Qwen3.6-27B"]
+    top = derived_max_model_len(qwen36, V0_19, {"max_position_embeddings": 1_000_000})
+    nested = derived_max_model_len(qwen36, V0_19, {"text_config": {"max_position_embeddings": 1_000_000}})
+    assert top is not None and top.tokens == qwen36.max_position_embeddings
+    assert nested is not None and nested.tokens == 1_000_000
+
+
+def test_a_registry_without_the_derivation_decides_nothing() -> None:
+    assert derived_max_model_len(QWEN3, schema_1_release()) is None

@@ -1,0 +1,80 @@
+"""Fields of a Hugging Face `config.json` beyond the model's shape: its RoPE scalings, the quantized
+checkpoint's parameters and the vision tower's size, read as vLLM reads them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vllm_serving.catalog.models import CheckpointQuantization, RopeScaling
+
+
+def vision_params(top: Mapping[str, Any], text_hidden: int) -> float:
+    """Parameters (billions) of a vision tower from `vision_config`: its blocks (qkv and output
+    projections, a gated or plain MLP, norms), patch and position embeddings, and the projector
+    into the language model (Qwen's patch merger, or one linear layer); 0 without one."""
+    vision = top.get("vision_config")
+    if not isinstance(vision, Mapping) or not (vision.get("depth") or vision.get("num_hidden_layers")):
+        return 0.0
+    depth = int(vision.get("depth") or vision["num_hidden_layers"])
+    hidden = int(vision.get("hidden_size") or vision.get("embed_dim") or 0)
+    inner = int(vision.get("intermediate_size") or 4 * hidden)
+    mats = 3 if str(vision.get("hidden_act", "")).startswith("silu") else 2
+    block = 4 * hidden * hidden + mats * hidden * inner + 4 * hidden + 2 * inner
+    patch = int(vision.get("patch_size") or 14)
+    embed = int(vision.get("in_channels") or 3) * int(vision.get("temporal_patch_size") or 1) * patch * patch * hidden
+    positions = int(vision.get("num_position_embeddings") or (int(vision.get("image_size") or 0) // patch) ** 2)
+    merge = int(vision.get("spatial_merge_size") or 1)
+    out = int(vision.get("out_hidden_size") or text_hidden)
+    projector = (hidden * merge * merge) ** 2 + hidden * merge * merge * out if merge > 1 else hidden * out
+    projector *= 1 + len(vision.get("deepstack_visual_indexes") or [])
+    return (depth * block + embed + positions * hidden + projector) / 1e9
+
+
+def mrope(text: Mapping[str, Any]) -> bool:
+    rope = text.get("rope_parameters") or text.get("rope_scaling") or {}
+    return isinstance(rope, Mapping) and "mrope_section" in rope
+
+
+def rotary_factor(text: Mapping[str, Any]) -> float:
+    rope = text.get("rope_parameters") or text.get("rope_scaling") or {}
+    nested = rope.get("partial_rotary_factor") if isinstance(rope, Mapping) else None
+    return float(text.get("partial_rotary_factor") or nested or 1.0)
+
+
+def rope_scalings(text: Mapping[str, Any]) -> tuple[RopeScaling, ...]:
+    """The RoPE entries that can stretch the context: `rope_scaling` (or `rope_parameters`,
+    possibly one per layer type) with a factor or an original length, read as vLLM's
+    `patch_rope_parameters_dict` reads them (`type` -> `rope_type`, `su` -> `longrope`)."""
+    raw = text.get("rope_scaling") or text.get("rope_parameters")
+    if not isinstance(raw, Mapping):
+        return ()
+    entries = [v for v in raw.values() if isinstance(v, Mapping)] or [raw]
+    found = []
+    for entry in entries:
+        kind = str(entry.get("rope_type") or entry.get("type") or "default")
+        factor, original = entry.get("factor"), entry.get("original_max_position_embeddings")
+        if factor is None and original is None:
+            continue
+        found.append(RopeScaling(rope_type={"su": "longrope", "mrope": "default"}.get(kind, kind),
+                                 factor=float(factor) if factor is not None else None,
+                                 original_max_position_embeddings=int(original) if original is not None else None))
+    return tuple(found)
+
+
+def checkpoint_quantization(config: Mapping[str, Any]) -> CheckpointQuantization | None:
+    """bits, group size, zero points, symmetry, activation order and FP8 blocks, under the keys
+    vLLM's configs read them (`AWQConfig.from_config`: w_bit/bits, q_group_size/group_size;
+    `GPTQMarlinConfig`: sym, desc_act; `Fp8Config`: weight_block_size)."""
+    if not isinstance(config, Mapping):
+        return None
+    bits = config.get("bits", config.get("w_bit"))
+    group = config.get("group_size", config.get("q_group_size"))
+    block = config.get("weight_block_size")
+    facts = CheckpointQuantization(
+        bits=int(bits) if isinstance(bits, int) else None, group_size=int(group) if isinstance(group, int) else None,
+        zero_point=bool(config["zero_point"]) if isinstance(config.get("zero_point"), bool) else None,
+        symmetric=bool(config["sym"]) if isinstance(config.get("sym"), bool) else None,
+        desc_act=bool(config["desc_act"]) if isinstance(config.get("desc_act"), bool) else None,
+        weight_block_size=(int(block[0]), int(block[1])) if isinstance(block, list) and len(block) == 2 else None)
+    return facts if facts != CheckpointQuantization() else None
