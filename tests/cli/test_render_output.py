@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.cli import main
 
 SECRET = "SENTINEL-apikey-0d41"
 
 
 def _render(capsys: pytest.CaptureFixture[str], output: Path, *extra: str) -> tuple[int, str]:
-    code = main(["--project-dir", str(ROOT), "render", "v100", "--format", "compose", "-o", str(output), *extra])
+    code = main(["--project-dir", str(PROJECT_DIR), "render", "v100", "--format", "compose", "-o", str(output), *extra])
     captured = capsys.readouterr()
     return code, captured.out + captured.err
 
@@ -26,9 +26,9 @@ def secret_project(tmp_path: Path) -> Path:
     """v100 with an apiKey held as a (well-formed, fake) ciphertext."""
     project = tmp_path / "project"
     project.mkdir()
-    (project / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    (project / "Pulumi.yaml").write_text((PROJECT_DIR / "Pulumi.yaml").read_text())
     (project / "Pulumi.v100.yaml").write_text(
-        (ROOT / "Pulumi.v100.yaml").read_text()
+        (stack_file("v100")).read_text()
         + "  vllm-serving:apiKey:\n    secure: v1:bm90LWEtbm9uY2Uh:bm90LWEtcmVhbC1jaXBoZXJ0ZXh0LW9yLXRhZw==\n")
     return project
 

@@ -26,22 +26,23 @@ from tests.docker_engine.engine import (
     rendered_run_without_gpus,
     run_rendered,
 )
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.render.docker_container import ContainerSpec, container_spec
 from vllm_serving.spec import ServingSpec
-from vllm_serving.stack_files.loader import list_stacks, load_spec, stack_path
+from vllm_serving.stack_files.loader import list_stacks, load_spec
 
 # set by .ci/run once it has an engine: then a suite that cannot run is a failure, not a skip
 REQUIRE_VARIABLE = "VLLM_SERVING_REQUIRE_DOCKER"
 
 
 def docker_stacks() -> list[str]:
-    """The shipped stacks that deploy to a Docker host."""
-    return [s for s in list_stacks(ROOT) if load_spec(stack_path(ROOT, s), s, ROOT).settings.target.kind == "docker"]
+    """The stacks the tests cover (copies of the examples) that deploy to a Docker host."""
+    return [s for s in list_stacks(PROJECT_DIR)
+            if load_spec(stack_file(s), s, PROJECT_DIR).settings.target.kind == "docker"]
 
 
 def shipped_spec(stack: str) -> ServingSpec:
-    return load_spec(stack_path(ROOT, stack), stack, ROOT)
+    return load_spec(stack_file(stack), stack, PROJECT_DIR)
 
 
 @dataclass(frozen=True)

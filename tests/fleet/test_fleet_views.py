@@ -11,12 +11,12 @@ import pytest
 import yaml
 
 from tests.fleet.fleet_stacks import FLEET_FILE, IDS, fleet_config
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR
 from vllm_serving.cli import main
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["--project-dir", str(ROOT), *argv])
+    code = main(["--project-dir", str(PROJECT_DIR), *argv])
     out, err = capsys.readouterr()
     return code, out, err
 
