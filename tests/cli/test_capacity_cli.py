@@ -48,8 +48,8 @@ def test_weights_do_not_fit_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--model", "Qwen3.5-72B", "--gpu", "A100-80GB", "--tp", "4"], "unknown model 'Qwen3.5-72B'; did you mean"),
-    (["--model", "Qwen3.5-27B", "--gpu", "v100", "--tp", "8"], "did you mean V100-16GB, V100-32GB?"),
+    (["--model", "Qwen3.5-72B", "--gpu", "A100-80GB", "--tp", "4"], "'Qwen3.5-72B' is not in the model catalog; did you mean"),
+    (["--model", "Qwen3.5-27B", "--gpu", "v100", "--tp", "8"], "could be any of V100-16GB, V100-32GB"),
     (["--model", "Qwen3.5-27B", "--gpu", "A100-80GB", "--tp", "8", "--gpus", "4"], "needs 8 GPUs"),
     (["--model", "Qwen3.5-27B", "--gpu", "A100-80GB", "--tp", "4", "--vllm-version", "main"], "not a version"),
 ])
