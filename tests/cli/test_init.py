@@ -139,7 +139,7 @@ def test_model_config_names_the_file(empty_project: Path, capsys: pytest.Capture
 def test_refuses_to_overwrite(empty_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = empty_project / "Pulumi.taken.yaml"
     path.write_text("config: {}\n")
-    assert init(empty_project, "taken", "--gpu", "L4", "--count", "1", "--model", "Qwen3.5-27B-FP8") == 1
+    assert init(empty_project, "taken", "--gpu", "L4", "--count", "1", "--model", "Qwen3.5-27B-FP8") == 2
     assert "refusing to overwrite" in capsys.readouterr().err
     assert path.read_text() == "config: {}\n"
 

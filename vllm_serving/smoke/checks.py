@@ -21,7 +21,7 @@ from vllm_serving.smoke.probe import API_KEY_VARIABLE, CheckFailed, Probe, dig, 
 # A question with a short answer, so the thinking is short too.
 THINKING_PROMPT = "What is 17 + 25? Answer with the number only."
 THINK_END = "</think>"
-REASONING_FIELDS = ("reasoning", "reasoning_content")  # vLLM >= 0.10 first, then the older name
+REASONING_FIELDS = ("reasoning", "reasoning_content")  # from v0.11.1, and before (engine/responses.py)
 WEATHER_TOOL: dict[str, Any] = {"type": "function", "function": {
     "name": "get_weather",
     "description": "Current weather in a city.",
