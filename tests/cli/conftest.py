@@ -17,3 +17,10 @@ def project(tmp_path: Path) -> Path:
     for stack in ("v100", "a100"):
         shutil.copy(stack_file(stack), tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def empty_project(tmp_path: Path) -> Path:
+    """A project with the tests' Pulumi.yaml and no stack yet."""
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    return tmp_path

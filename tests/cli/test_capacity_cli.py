@@ -48,13 +48,14 @@ def test_weights_do_not_fit_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--model", "Qwen3.5-72B", "--gpu", "A100-80GB", "--tp", "4"], "'Qwen3.5-72B' is not in the model catalog; did you mean"),
+    (["--model", "Qwen3.5-72B", "--gpu", "A100-80GB", "--tp", "4"],
+     "'Qwen3.5-72B' is not in the model catalog; did you mean"),
     (["--model", "Qwen3.5-27B", "--gpu", "v100", "--tp", "8"], "could be any of V100-16GB, V100-32GB"),
     (["--model", "Qwen3.5-27B", "--gpu", "A100-80GB", "--tp", "8", "--gpus", "4"], "needs 8 GPUs"),
     (["--model", "Qwen3.5-27B", "--gpu", "A100-80GB", "--tp", "4", "--vllm-version", "main"], "not a version"),
 ])
-def test_bad_input_exits_1(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["capacity", *args]) == 1
+def test_bad_input_exits_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["capacity", *args]) == 2
     assert message in capsys.readouterr().err
 
 

@@ -74,15 +74,15 @@ def test_unknown_gpu_and_missing_file(tmp_path: Path, capsys: pytest.CaptureFixt
     text = (stack_file("v100")).read_text().replace("gpu: V100-32GB", "gpu: V100-32G")
     (tmp_path / "Pulumi.typo.yaml").write_text(text)
     shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
-    assert main(["--project-dir", str(tmp_path), "check", "typo", "absent"]) == 1
+    assert main(["--project-dir", str(tmp_path), "check", "typo", "absent"]) == 2  # one cannot be read
     out = capsys.readouterr().out
     assert "ERROR gpu-unknown vllm-serving:hardware.gpu: 'V100-32G' is not in the GPU catalog" in out
     assert "ERROR stack-file" in out and "no such stack file" in out
 
 
 def test_no_stacks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--project-dir", str(tmp_path), "check"]) == 1
-    assert "no Pulumi.<stack>.yaml" in capsys.readouterr().out
+    assert main(["--project-dir", str(tmp_path), "check"]) == 2
+    assert "no Pulumi.<stack>.yaml" in capsys.readouterr().err
 
 
 def test_console_entry_point(project: Path) -> None:

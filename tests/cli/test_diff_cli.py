@@ -106,5 +106,5 @@ def test_both_bad_stacks_are_named_and_a_bad_setting_exits_2(
     assert "vllm-serving:engine.maxModelLen" in err and "Pulumi.v99.yaml" in err
 
 
-def test_other_commands_keep_exit_1_on_a_bad_stack(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--project-dir", str(PROJECT_DIR), "plan", "v99"]) == 1
+def test_other_commands_exit_2_on_a_missing_stack_too(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", "v99"]) == 2

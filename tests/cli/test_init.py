@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.paths import FIXTURES, PROJECT_DIR
+from tests.paths import FIXTURES
 from vllm_serving.catalog.gpus import find_gpu
 from vllm_serving.catalog.models import find_model
 from vllm_serving.cli import main
@@ -19,13 +19,6 @@ from vllm_serving.spec import ServingSpec
 from vllm_serving.stack_files.loader import load_spec
 
 QWEN3_4B = FIXTURES / "hf" / "qwen3-4b.config.json"
-
-
-@pytest.fixture
-def empty_project(tmp_path: Path) -> Path:
-    """A project with the shipped Pulumi.yaml and no stack yet."""
-    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
-    return tmp_path
 
 
 def init(project: Path, *args: str) -> int:

@@ -10,27 +10,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.paths import FIXTURES, PROJECT_DIR
+from tests.cli.test_init import QWEN3_4B, init, spec_of
 from vllm_serving.cli import main
 from vllm_serving.planner.capacity import plan_capacity
-from vllm_serving.spec import ServingSpec
-from vllm_serving.stack_files.loader import load_spec
-
-QWEN3_4B = FIXTURES / "hf" / "qwen3-4b.config.json"
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
-    return tmp_path
-
-
-def init(project: Path, *args: str) -> int:
-    return main(["--project-dir", str(project), "init", *args])
-
-
-def spec_of(project: Path, name: str) -> ServingSpec:
-    return load_spec(project / f"Pulumi.{name}.yaml", name, project)
+def project(empty_project: Path) -> Path:
+    return empty_project
 
 
 def written(project: Path) -> list[str]:

@@ -31,7 +31,7 @@ def test_plan_json_is_machine_readable(capsys) -> None:
 
 
 def test_unknown_stack_is_one_line_not_a_traceback(capsys) -> None:
-    assert main(["--project-dir", str(PROJECT_DIR), "plan", "v99"]) == 1
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", "v99"]) == 2
     err = capsys.readouterr().err
     assert "Pulumi.v99.yaml" in err and "Traceback" not in err
 

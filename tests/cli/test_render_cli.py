@@ -83,4 +83,4 @@ def test_output_file_private_when_revealing(
 
 def test_unknown_stack_is_a_config_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _render(capsys, "nope", "--format", "k8s")
-    assert code == 1 and "no such stack file" in err
+    assert code == 2 and "no such stack file" in err

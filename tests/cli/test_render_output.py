@@ -42,7 +42,7 @@ def test_refuses_to_write_through_a_symlink(tmp_path: Path, capsys: pytest.Captu
     link = tmp_path / "compose.yaml"
     link.symlink_to(target)
     code, text = _render(capsys, link)
-    assert code == 1
+    assert code == 2
     assert f"{link} is a symbolic link" in text and "Traceback" not in text
     assert link.is_symlink()
     assert (target.read_text() == "original\n") if not dangling else not target.exists()
@@ -50,7 +50,7 @@ def test_refuses_to_write_through_a_symlink(tmp_path: Path, capsys: pytest.Captu
 
 def test_refuses_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, text = _render(capsys, tmp_path)
-    assert code == 1 and "is not a regular file" in text
+    assert code == 2 and "is not a regular file" in text
 
 
 def test_replaces_the_file_by_rename_and_leaves_no_temporary(tmp_path: Path,
@@ -75,7 +75,7 @@ def test_a_failed_write_keeps_the_old_file(tmp_path: Path, capsys: pytest.Captur
 
     monkeypatch.setattr("os.replace", no_rename)
     code, text = _render(capsys, output)
-    assert code == 1 and f"cannot write {output}: disk full" in text
+    assert code == 2 and f"cannot write {output}: disk full" in text
     assert output.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["compose.yaml"]
 
