@@ -38,9 +38,13 @@ def _project(tmp_path: Path, model: dict[str, Any], config_json: str | None = No
 
 
 def _plan(capsys: pytest.CaptureFixture[str], project: Path) -> tuple[int, dict[str, Any] | None, str]:
+    """(exit code, the plan, the findings as `check` prints them); under --json both are JSON on stdout."""
     code = main(["--project-dir", str(project), "plan", "v100", "--json"])
-    out, err = capsys.readouterr()
-    return code, json.loads(out) if code == 0 else None, err
+    data = json.loads(capsys.readouterr().out)
+    if code == 0:
+        return code, data, ""
+    return code, None, "\n".join(f"{f['severity'].upper()} {f['code']} {f['key']}: {f['message']} - {f['fix']}"
+                                  for f in data["findings"])
 
 
 def test_cli_plans_a_stack_from_its_config_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

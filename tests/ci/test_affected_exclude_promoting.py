@@ -78,4 +78,5 @@ def test_unreadable_promotion_is_an_error_naming_the_key(repo: Path, capsys: pyt
     commit(repo, "bad promoteFrom")
     assert main(["--project-dir", str(repo), *workflow_arguments("HEAD~1")]) == 1
     captured = capsys.readouterr()
-    assert captured.out == "" and "vllm-serving:release.promoteFrom" in captured.err
+    assert json.loads(captured.out)["error"].startswith("vllm-serving:release.promoteFrom")  # --json: no list
+    assert "vllm-serving:release.promoteFrom" in captured.err  # and the CI log shows it

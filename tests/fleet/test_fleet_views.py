@@ -90,10 +90,10 @@ def test_render_compose_gives_each_host_its_file(capsys) -> None:
 
 def test_render_host_that_is_not_in_the_fleet(capsys) -> None:
     code, out, err = _cli(capsys, "render", str(FLEET_FILE), "--format", "compose", "--host", "gpu09")
-    assert (code, out) == (1, "")
+    assert (code, out) == (2, "")
     assert "gpu01, gpu02, gpu03" in err
     code, _, err = _cli(capsys, "render", "a100", "--format", "compose", "--host", "gpu01")
-    assert code == 1 and "no target.hosts" in err
+    assert code == 2 and "no target.hosts" in err
 
 
 def test_diff_single_server_to_fleet_lists_the_added_hosts(capsys, tmp_path: Path) -> None:

@@ -122,7 +122,7 @@ def test_ad_hoc_flags_run_the_rules_check_runs(capsys: pytest.CaptureFixture[str
 
 def test_a_stack_brings_its_own_flags(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["--project-dir", str(PROJECT_DIR), "capacity", "v100", "--tp", "4"])
-    assert code == 1 and "drop --tp" in capsys.readouterr().err
+    assert code == 2 and "drop --tp" in capsys.readouterr().err
     code, out = _run(["v100"], capsys)
     assert code == 0 and out.startswith("stack v100: Qwen3.5-27B on 8 x V100-32GB")
 

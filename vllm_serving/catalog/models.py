@@ -28,7 +28,6 @@ class _Facts(BaseModel):
         extra="forbid",
         alias_generator=to_camel,
         populate_by_name=True,
-        use_attribute_docstrings=True,
     )
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any, get_args
 
@@ -16,7 +15,9 @@ from vllm_serving import rules
 from vllm_serving.catalog.gpus import GpuSpec
 from vllm_serving.catalog.hf_config import load_hf_config
 from vllm_serving.catalog.models import ModelArchitecture
+from vllm_serving.cli.exits import Unusable
 from vllm_serving.cli.typed_names import UnusableName, gpu_named, model_named
+from vllm_serving.cli.verbs import verb_help
 from vllm_serving.findings import PROJECT, ConfigError, Finding, Severity
 from vllm_serving.planner.capacity import (
     PINNED_VLLM_VERSION,
@@ -90,7 +91,7 @@ def _pinned_tag(project_dir: Path) -> tuple[str, str]:
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "capacity", help="KV-cache size and concurrency for a stack, or a model on a GPU",
+        "capacity", help=verb_help("capacity"),
         description="Whether a model fits, its longest context and concurrency, and each amount vLLM "
                     "subtracts before sizing the KV cache (with the vLLM file it comes from), for a stack "
                     "or for the flags below; then the findings `check` would print.")
@@ -136,14 +137,11 @@ def register(subparsers: Any) -> None:
 
 
 def _error(message: str) -> int:
-    print(f"vllm-stack capacity: {message}", file=sys.stderr)
-    return 1
+    raise Unusable(message)  # a bad argument: exit 2, as JSON under --json (cli/exits.py)
 
 
 def _config_errors(findings: list[Finding]) -> int:
-    for finding in findings:
-        print(finding.line(), file=sys.stderr)
-    return 1
+    raise ConfigError(findings)  # exit 1 (2 for an unreadable stack), as JSON under --json
 
 
 def _model(args: argparse.Namespace) -> ModelArchitecture | str:

@@ -9,6 +9,7 @@ from typing import Any
 
 from vllm_serving.catalog.gpus import GPU_ALIASES, GPUS, GpuSpec
 from vllm_serving.catalog.models import CATALOG, CatalogEntry, hugging_face_id
+from vllm_serving.cli.verbs import verb_help
 
 TYPED_NAMES = ("--gpu and --model (init, capacity) also take the names people have at hand: nvidia-smi's "
                "name (NVIDIA GeForce RTX 4090), the node label, a Hugging Face id (Qwen/Qwen3-8B), or a part "
@@ -17,10 +18,10 @@ TYPED_NAMES = ("--gpu and --model (init, capacity) also take the names people ha
 
 
 def register(sub: Any) -> None:
-    gpus = sub.add_parser("gpus", help="list the GPU catalog (names for hardware.gpu)")
+    gpus = sub.add_parser("gpus", help=verb_help("gpus"))
     gpus.add_argument("--json", action="store_true", help="machine-readable output")
     gpus.set_defaults(func=run_gpus)
-    models = sub.add_parser("models", help="list the model catalog (names for model.name)")
+    models = sub.add_parser("models", help=verb_help("models"))
     models.add_argument("--json", action="store_true", help="machine-readable output: every fact and its source")
     models.set_defaults(func=run_models)
 

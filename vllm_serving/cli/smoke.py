@@ -12,21 +12,21 @@ A Docker fleet (target.hosts): every host, each against its own baseUrl, one blo
 host and a line naming the hosts that failed; `--host ID` checks one host (at `--base-url`, if
 given). `--base-url` alone checks that one URL instead (e.g. the fleet's load balancer).
 
-Exit status: 0 when every check passes (on every host), 1 when one fails, 2 when the stack cannot
-be read or `--host` names no host of it.
+Exit status: 0 when every check passes (on every host), 1 when one fails (or the stack has
+errors), 2 when the stack cannot be read or `--host` names no host of it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
+from vllm_serving.cli.exits import Unusable
 from vllm_serving.cli.render import secret_variable
 from vllm_serving.cli.stacks import STACK_HELP, load_stack
-from vllm_serving.findings import ConfigError
+from vllm_serving.cli.verbs import verb_help
 from vllm_serving.fleet import fleet_hosts
 from vllm_serving.views.fleet import select_hosts
 
@@ -51,7 +51,7 @@ def _seconds(text: str) -> float:
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
-        "smoke", help="check a deployed server answers as its stack says (after pulumi up)",
+        "smoke", help=verb_help("smoke"),
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("stack", metavar="STACK", help=STACK_HELP)
     parser.add_argument("--base-url", type=_base_url, default=None,
@@ -66,20 +66,14 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     project_dir = Path(args.project_dir)
-    try:
-        spec = load_stack(project_dir, args.stack)
-    except ConfigError as exc:
-        for finding in exc.findings:
-            print(finding.line(), file=sys.stderr)
-        return 2
+    spec = load_stack(project_dir, args.stack)  # ConfigError: exit 2 unreadable, 1 with errors (cli/exits.py)
     hosts = fleet_hosts(spec)
     try:
         if args.host is not None and not hosts:
             raise ValueError(f"--host {args.host}: stack {spec.stack} has no target.hosts (it is one server)")
         chosen = select_hosts(hosts, args.host)
     except ValueError as exc:
-        print(f"vllm-stack: {exc}", file=sys.stderr)
-        return 2
+        raise Unusable(str(exc)) from None
     # httpx takes ~0.25 s to import: only this verb pays for it, not every `vllm-stack` start
     from vllm_serving.smoke.report import smoke_fleet, smoke_stack  # noqa: PLC0415
 
