@@ -7,6 +7,9 @@ parser is set); a tool-call round trip with JSON arguments (when auto tool choic
 without the API key and 200 with it (when the stack sets apiKey; the key is read from
 VLLM_SERVING_SECRET_APIKEY, e.g. `VLLM_SERVING_SECRET_APIKEY=$(pulumi config get apiKey)`, and
 never printed); /metrics exposes vllm:num_requests_running and vllm:kv_cache_usage_perc.
+Each row is printed as its check finishes. /health gets a few seconds, not --timeout (vLLM
+answers it at once while the engine lives); when it fails, nothing else is sent and the last line
+is the command that shows the server's log (`docker logs ...` or `kubectl logs ...`).
 
 A Docker fleet (target.hosts): every host, each against its own baseUrl, one block of rows per
 host and a line naming the hosts that failed; `--host ID` checks one host (at `--base-url`, if
@@ -28,6 +31,7 @@ from vllm_serving.cli.render import secret_variable
 from vllm_serving.cli.stacks import STACK_HELP, load_stack
 from vllm_serving.cli.verbs import verb_help
 from vllm_serving.fleet import fleet_hosts
+from vllm_serving.render.rollout_hints import server_logs_command
 from vllm_serving.views.fleet import select_hosts
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
@@ -81,9 +85,14 @@ def run(args: argparse.Namespace) -> int:
     # a fleet's hosts each at their own URL; one host at --base-url (a tunnel to it, say) with --host
     if chosen and (args.base_url is None or args.host is not None):
         urls = [(h.id, args.base_url or h.spec.endpoints()["baseUrl"]) for h in chosen]
-        ok, text = smoke_fleet(spec, urls, api_key=api_key, timeout=args.timeout, json_output=args.json)
+        ok, text = smoke_fleet(spec, urls, api_key=api_key, timeout=args.timeout, json_output=args.json,
+                               logs={h.id: server_logs_command(h.spec) for h in chosen})
+        print(text)
     else:
-        ok, text = smoke_stack(spec, base_url=args.base_url or spec.endpoints()["baseUrl"], api_key=api_key,
-                               timeout=args.timeout, json_output=args.json)
-    print(text)
+        ok = smoke_stack(spec, base_url=args.base_url or spec.endpoints()["baseUrl"], api_key=api_key,
+                         timeout=args.timeout, json_output=args.json, emit=_emit)
     return 0 if ok else 1
+
+
+def _emit(line: str) -> None:
+    print(line, flush=True)  # each row as its check finishes, even into a pipe
