@@ -30,7 +30,7 @@ if __package__ in (None, ""):  # run as a script: the repository root holds test
 import docker  # noqa: E402
 
 from tests.docker_engine import standin_image  # noqa: E402
-from tests.docker_engine.engine import TEST_LABEL, create, on_this_engine  # noqa: E402
+from tests.docker_engine.engine import create, on_this_engine, remove_labelled  # noqa: E402
 from vllm_serving.cli import main as vllm_stack  # noqa: E402
 from vllm_serving.render.docker_container import container_spec  # noqa: E402
 from vllm_serving.smoke.probe import API_KEY_VARIABLE  # noqa: E402
@@ -68,14 +68,6 @@ def _wait_for_health(url: str) -> bool:
     return False
 
 
-def _remove(client: docker.DockerClient, run_id: str) -> None:
-    label = {"label": f"{TEST_LABEL}={run_id}"}
-    for container in client.containers.list(all=True, filters=label):
-        container.remove(force=True, v=True)
-    for volume in client.volumes.list(filters=label):
-        volume.remove(force=True)
-
-
 def demo(stack: str, name: str, keep: bool, project: Path = ROOT) -> int:
     spec = load_spec(stack_path(project, stack), stack, project)
     if spec.settings.target.kind != "docker":
@@ -111,7 +103,7 @@ def demo(stack: str, name: str, keep: bool, project: Path = ROOT) -> int:
             return code
         finally:
             if not keep:
-                _remove(client, run_id)
+                remove_labelled(client, run_id, images=False)
                 say(f"removed container {c.name} (the image stays for the next run)")
 
 

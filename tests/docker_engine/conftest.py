@@ -23,6 +23,7 @@ from tests.docker_engine.engine import (
     TEST_LABEL,
     create,
     on_this_engine,
+    remove_labelled,
     rendered_run_without_gpus,
     run_rendered,
 )
@@ -74,16 +75,6 @@ def _cannot_run(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def _remove_labelled(client: docker.DockerClient, run_id: str) -> None:
-    label = {"label": f"{TEST_LABEL}={run_id}"}
-    for container in client.containers.list(all=True, filters=label):
-        container.remove(force=True, v=True)
-    for volume in client.volumes.list(filters=label):
-        volume.remove(force=True)
-    for image in client.images.list(filters=label):
-        client.images.remove(image.id, force=True)
-
-
 @pytest.fixture(scope="session")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     try:
@@ -100,7 +91,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     except standin_image.CannotBuild as exc:
         _cannot_run(f"cannot build the stand-in image: {exc}")
     finally:
-        _remove_labelled(client, run_id)
+        remove_labelled(client, run_id, images=True)
         client.close()
 
 
