@@ -34,7 +34,7 @@ test: pytest typecheck lint
 
 ## make pytest: the tests alone; make typecheck: mypy --strict alone
 pytest: env
-	@echo "make: pytest on every core (~1-2 min on two cores)"
+	@echo "make: pytest on every core (~1-3 min on two cores)"
 	$(UV) run --frozen pytest -q -n auto
 
 typecheck: env
