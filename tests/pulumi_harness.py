@@ -21,7 +21,7 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.config import set_all_config
 
 from tests.crd_schema import read_crd
-from tests.paths import PROJECT, ROOT
+from tests.paths import PROJECT, PROJECT_DIR, ROOT, stack_file
 from vllm_serving.preflight.in_image.report import PASSED as PREFLIGHT_PASSED
 
 # What a one-shot container (`attach`, the preflight) reports once it exited: exit code, output.
@@ -233,7 +233,7 @@ def stack_config(path: Path) -> dict[str, Any]:
     defaults of Pulumi.yaml, secure values dropped (tests pass secrets explicitly)."""
     from vllm_serving.stack_files.loader import read_stack_file
 
-    stack_file = read_stack_file(path, ROOT)
+    stack_file = read_stack_file(path, PROJECT_DIR)
     return {k: v for k, v in stack_file.values.items() if k not in stack_file.secret_keys}
 
 
@@ -257,7 +257,7 @@ def run_program(
     source = str(release.get("promoteFrom")) if isinstance(release, dict) else "None"  # a bad section: none
     from vllm_serving.settings.release import bare_stack
 
-    shipped = ROOT / f"Pulumi.{bare_stack(source)}.yaml"
+    shipped = stack_file(bare_stack(source))
     qualified = source.count("/") == 2 and source.split("/")[1] == PROJECT
     if qualified and source not in stack_outputs and shipped.exists():
         stack_outputs[source] = run_program(

@@ -12,17 +12,17 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.settings import StackSettings
 from vllm_serving.settings.stack_config import parse_stack_config
 from vllm_serving.spec import ServingSpec, resolve
-from vllm_serving.stack_files.loader import load_settings, read_stack_file, stack_path
+from vllm_serving.stack_files.loader import load_settings, read_stack_file
 
 PROJECT = "vllm-serving"
 
 
 def shipped_settings(stack: str) -> StackSettings:
-    return load_settings(read_stack_file(ROOT / f"Pulumi.{stack}.yaml"))
+    return load_settings(read_stack_file(stack_file(stack), PROJECT_DIR))
 
 
 def edit(settings: StackSettings, **sections: Any) -> StackSettings:
@@ -54,7 +54,7 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 def stack_values(stack: str = "a100-k8s", **sections: Any) -> dict[str, Any]:
     """The stack file's values with sections merged in (a None value removes a key)."""
-    values = dict(read_stack_file(stack_path(ROOT, stack), ROOT).values)
+    values = dict(read_stack_file(stack_file(stack), PROJECT_DIR).values)
     for section, extra in sections.items():
         key = f"{PROJECT}:{section}"
         values[key] = _merge(values.get(key) or {}, extra)

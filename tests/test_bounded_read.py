@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.bounded_read import FileRefused, read_regular_file
 from vllm_serving.cli import main
 
@@ -43,8 +43,8 @@ def test_check_and_plan_end_on_a_model_config_that_is_not_a_file(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """model.configFile names a FIFO or a device: the verbs say so and exit (run in a thread, so a
     blocking read fails the test instead of hanging it)."""
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
-    stack = (ROOT / "Pulumi.v100.yaml").read_text(encoding="utf-8")
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    stack = (stack_file("v100")).read_text(encoding="utf-8")
     config = "models/hang/config.json"
     (tmp_path / "models" / "hang").mkdir(parents=True)
     if special == "fifo":

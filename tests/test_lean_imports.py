@@ -1,25 +1,54 @@
-"""Start-up stays lean: each path imports only the provider package it uses."""
+"""Start-up stays lean: each path imports only the provider package it uses, and a verb only its
+own module (cli/verbs.py; the time it saves is benchmarks/startup.py's)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-from tests.paths import ROOT
+import pytest
+
+from tests.paths import PROJECT_DIR
+from vllm_serving.cli.verbs import VERBS
+
+PROBED = ("pulumi", "pulumi_docker", "pulumi_kubernetes", "httpx",
+          *(f"vllm_serving.cli.{module}" for module, _ in VERBS.values()),
+          "vllm_serving.scaffold", "vllm_serving.smoke", "vllm_serving.views.stack_diff")
 
 
-def _heavy_modules(code: str) -> set[str]:
-    probe = (code + "; import sys; print('HEAVY:' + ','.join(m for m in "
-             "('pulumi', 'pulumi_docker', 'pulumi_kubernetes') if m in sys.modules), file=sys.stderr)")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
-    marker = next(line for line in done.stderr.splitlines() if line.startswith("HEAVY:"))
-    return set(filter(None, marker.removeprefix("HEAVY:").split(",")))
+def _imported(code: str) -> set[str]:
+    """Which of PROBED a fresh interpreter has imported after running `code`."""
+    probe = (code + f"; import sys; print('LOADED:' + ','.join(m for m in {PROBED!r} if m in sys.modules), "
+             "file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT_DIR, capture_output=True, text=True,
+                          check=False)
+    marker = next(line for line in done.stderr.splitlines() if line.startswith("LOADED:"))
+    return set(filter(None, marker.removeprefix("LOADED:").split(",")))
 
 
 def test_offline_cli_imports_no_pulumi() -> None:
-    assert _heavy_modules("from vllm_serving.cli import main; main(['plan', 'v100', '--json'])") == set()
+    assert _imported("from vllm_serving.cli import main; main(['plan', 'v100', '--json'])") & {
+        "pulumi", "pulumi_docker", "pulumi_kubernetes"} == set()
+
+
+@pytest.mark.parametrize(("argv", "own"), [
+    (["plan", "v100", "--json"], {"vllm_serving.cli.plan"}),
+    (["gpus"], {"vllm_serving.cli.catalogs"}),
+])
+def test_a_verb_loads_only_its_own_module(argv: list[str], own: set[str]) -> None:
+    """`plan` never loads init's scaffold, smoke's HTTP client, diff or render: only what it runs."""
+    loaded = _imported(f"from vllm_serving.cli import main; main({argv!r})")
+    verbs = {m for m in loaded if m.startswith("vllm_serving.cli.")}
+    assert verbs == own
+    assert not loaded & {"httpx", "vllm_serving.scaffold", "vllm_serving.smoke", "vllm_serving.views.stack_diff"}
+
+
+def test_help_lists_every_verb_without_loading_them(capsys: pytest.CaptureFixture[str]) -> None:
+    loaded = _imported("from vllm_serving.cli import main\ntry: main(['--help'])\nexcept SystemExit: pass")
+    assert not {m for m in loaded if m.startswith("vllm_serving.cli.")} - {"vllm_serving.cli.verbs",
+                                                                            "vllm_serving.cli.exits"}
 
 
 def test_docker_program_does_not_import_kubernetes() -> None:
-    assert _heavy_modules("import components.program, components.docker.vllm_deployment") == {
-        "pulumi", "pulumi_docker"}
+    assert _imported("import components.program, components.docker.vllm_deployment") & {
+        "pulumi", "pulumi_docker", "pulumi_kubernetes"} == {"pulumi", "pulumi_docker"}

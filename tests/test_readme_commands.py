@@ -1,11 +1,12 @@
-"""README.md cannot rot: every `vllm-stack` command in its ```sh blocks runs and exits as it says,
-every config key the settings accept is named in it, and the figures it quotes are the code's.
+"""The README and docs/ cannot rot: every `vllm-stack` command in their ```sh blocks runs and exits
+as it says, every config key the settings accept is named in docs/configuration.md, and the
+figures they quote are the code's.
 
 A command exits 0 unless its trailing comment says `exit N` (`diff` of two different stacks: 1).
-Commands run in a copy of the project (Pulumi.yaml and the stack files of the README's stacks
-table), in which every `init` of the README has run first, as a reader following the page would
-have; an `init` itself runs in a project of its own. Commands that need a deployed server or the
-repository's git history are skipped with the reason.
+Commands run in a copy of the tests' project (tests/fixtures/project/: Pulumi.yaml and the
+example stacks), in which every `init` of the pages has run first (README first, then docs/ by
+name), as a reader following them would have; an `init` itself runs in a project of its own.
+Commands that need a deployed server or the repository's git history are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, get_args
 
 import pytest
 
-from tests.paths import FIXTURES, ROOT
+from tests.paths import DOCS, FIXTURES, PROJECT_DIR, ROOT, SHIPPED_STACKS, stack_file
 from vllm_serving.cli import build_parser, main
 from vllm_serving.planner.capacity import plan_capacity
 from vllm_serving.render.kubernetes.leader_worker_set import INSTALL_COMMAND
@@ -32,13 +33,16 @@ from vllm_serving.settings.stack import SECRET_KEYS, StackSettings
 from vllm_serving.stack_files.loader import load_spec
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGES = {"README.md": README, **{f"docs/{p.name}": p.read_text(encoding="utf-8") for p in sorted(DOCS.glob("*.md"))}}
+ALL_PAGES = "\n".join(PAGES.values())
+CONFIGURATION = PAGES["docs/configuration.md"] + PAGES["docs/kubernetes.md"]  # the table defers to the latter
 SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
 EXIT_NOTE = re.compile(r"\s#.*\bexit (\d+)\b")
 SKIPPED = {
     "smoke": "needs a deployed server (it runs after pulumi up)",
     "affected": "needs the repository's git history",
 }
-# Stands in for the reader's own config.json where a README command names one the project lacks.
+# Stands in for the reader's own config.json where a command names one the project lacks.
 MODEL_CONFIG = FIXTURES / "hf" / "qwen3-4b.config.json"
 
 
@@ -53,11 +57,11 @@ class Command:
         return next((word for word in self.argv if not word.startswith("-")), self.argv[0])
 
 
-def readme_commands() -> list[Command]:
+def commands_in(text: str) -> list[Command]:
     commands = []
-    for block in SH_BLOCK.findall(README):
+    for block in SH_BLOCK.findall(text):
         for line in re.sub(r"\\\n\s*", "", block).splitlines():
-            words = shlex.split(line, comments=True)
+            words = shlex.split(line, comments=True) if "vllm-stack" in line else []
             if "vllm-stack" in words:
                 note = EXIT_NOTE.search(line)
                 argv = tuple(words[words.index("vllm-stack") + 1:])
@@ -65,18 +69,19 @@ def readme_commands() -> list[Command]:
     return commands
 
 
-COMMANDS = readme_commands()
+COMMANDS = [c for text in PAGES.values() for c in commands_in(text)]
 INITS = [c for c in COMMANDS if c.verb == "init"]
+README_VERBS = {c.verb for c in commands_in(README)}
 
-
-# The stacks README's table lists: the shipped ones (a reader's own Pulumi.*.yaml stay out of the copy).
-SHIPPED = re.findall(r"^\| `(Pulumi\.[\w-]+\.yaml)` \|", README, re.MULTILINE)
+# The examples docs/stacks.md's table describes.
+LISTED = re.findall(r"^\| `(Pulumi\.[\w-]+\.yaml)` \|", PAGES["docs/stacks.md"], re.MULTILINE)
 
 
 def project_copy(where: Path) -> Path:
+    """The tests' project: Pulumi.yaml and the copies of the example stacks."""
     where.mkdir(parents=True, exist_ok=True)
-    for name in ("Pulumi.yaml", *SHIPPED):
-        shutil.copy(ROOT / name, where)
+    for name in ("Pulumi.yaml", *(f"Pulumi.{stack}.yaml" for stack in SHIPPED_STACKS)):
+        shutil.copy(PROJECT_DIR / name, where)
     return where
 
 
@@ -107,21 +112,19 @@ def run(command: Command, project: Path) -> int:
 
 @pytest.fixture(scope="module")
 def followed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The project after the README's `init` commands, in order."""
+    """The project after the pages' `init` commands, in order."""
     project = project_copy(tmp_path_factory.mktemp("readme") / "project")
     for command in INITS:
         assert run(command, project) == command.exit, command.line
     return project
 
 
-def test_the_stacks_table_lists_stack_files_that_exist() -> None:
-    assert "Pulumi.v100.yaml" in SHIPPED and "Pulumi.local.yaml" in SHIPPED
-    assert [name for name in SHIPPED if not (ROOT / name).is_file()] == []
+def test_the_stacks_table_lists_the_examples() -> None:
+    assert sorted(LISTED) == sorted(f"Pulumi.{name}.yaml" for name in SHIPPED_STACKS)
 
 
-def test_the_readme_shows_every_offline_verb() -> None:
-    shown = {c.verb for c in COMMANDS}
-    assert {"init", "plan", "check", "capacity", "render", "diff", "models", "gpus"} <= shown
+def test_the_readme_shows_the_first_hour_and_names_every_verb() -> None:
+    assert {"gpus", "models", "init", "check", "plan", "capacity", "render", "diff"} <= README_VERBS
     subparsers = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     unnamed = [verb for verb in subparsers.choices if f"vllm-stack {verb}" not in README]
     assert unnamed == [], "a verb the README never mentions"
@@ -159,19 +162,19 @@ def _keys(model: type[Section], path: str) -> Iterator[str]:
 def test_the_configuration_table_names_every_section_and_key() -> None:
     sections = {field.alias or name: _sections(field.annotation)
                 for name, field in StackSettings.model_fields.items() if _sections(field.annotation)}
-    assert [s for s in sections if f"| `{s}` |" not in README] == [], "a section without a table row"
+    assert [s for s in sections if f"| `{s}` |" not in CONFIGURATION] == [], "a section without a table row"
     keys = [key for section, (model,) in sections.items() for key in _keys(model, section)]
     unnamed = [key for key in keys
-               if not re.search(rf"`[^`\n]*\b{re.escape(key.rsplit('.', 1)[1])}\b[^`\n]*`", README)]
-    assert unnamed == [], "config keys the README never names"
-    assert all(f"`{secret}`" in README for secret in SECRET_KEYS)
+               if not re.search(rf"`[^`\n]*\b{re.escape(key.rsplit('.', 1)[1])}\b[^`\n]*`", CONFIGURATION)]
+    assert unnamed == [], "config keys docs/configuration.md never names"
+    assert all(f"`{secret}`" in CONFIGURATION for secret in SECRET_KEYS)
 
 
-def test_the_local_stack_holds_the_requests_the_readme_promises() -> None:
-    said = re.search(r"\((\d+) GiB: (\w+) (\d+)-token requests\s+at\s+once", README)
+def test_the_local_stack_holds_the_requests_the_docs_promise() -> None:
+    said = re.search(r"\((\d+) GiB: (\w+) (\d+)-token requests\s+at\s+once", ALL_PAGES)
     assert said, "the local stack's KV cache sentence"
     gib, count, length = int(said[1]), said[2], int(said[3])
-    spec = load_spec(ROOT / "Pulumi.local.yaml", "local", ROOT)
+    spec = load_spec(stack_file("local"), "local", PROJECT_DIR)
     assert spec.settings.engine.env["VLLM_CPU_KVCACHE_SPACE"] == str(gib)
     assert spec.settings.engine.max_model_len == length
     numbers = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
@@ -179,16 +182,19 @@ def test_the_local_stack_holds_the_requests_the_readme_promises() -> None:
 
 
 def test_the_multi_node_install_command_is_the_one_the_program_prints() -> None:
-    assert INSTALL_COMMAND in README
+    assert INSTALL_COMMAND in ALL_PAGES
 
 
 def test_the_error_example_is_what_check_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """README's example: the `lab` stack of its first `init`, with '8k' for maxModelLen and a misspelt GPU."""
-    example = README[README.index("A wrong config fails"):]
+    """docs/configuration.md's example: the `lab` stack of the docs' `init lab`, with '8k' for
+    maxModelLen and a misspelt GPU."""
+    page = PAGES["docs/configuration.md"]
+    example = page[page.index("A wrong config fails"):]
     example = example[example.index("```\n") + 4:]
     example = example[:example.index("```")]
     project = project_copy(tmp_path)
-    assert run(INITS[0], project) == 0 and INITS[0].argv[1] == "lab"
+    [lab] = [c for c in INITS if c.argv[1] == "lab"]
+    assert run(lab, project) == 0
     stack = project / "Pulumi.lab.yaml"
     text = re.sub(r"maxModelLen: \d+", "maxModelLen: 8k", stack.read_text(encoding="utf-8"))
     stack.write_text(text.replace("gpu: A100-80GB", "gpu: A100-80G"), encoding="utf-8")

@@ -1,5 +1,6 @@
-"""README "Deploy for real" names the provider plugin versions the lock file needs, so an operator
-who installs plugins from files (air-gapped) installs the versions the program's SDKs talk to."""
+"""docs/deploy.md "Deploy for real" names the provider plugin versions the lock file needs, so an
+operator who installs plugins from files (air-gapped) installs the versions the program's SDKs
+talk to."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import tomllib
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import DOCS, ROOT
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-DEPLOY = " ".join(README[README.index("## Deploy for real"):README.index("The stack outputs:")].split())
+PAGE = (DOCS / "deploy.md").read_text(encoding="utf-8")
+DEPLOY = " ".join(PAGE[PAGE.index("## Deploy for real"):PAGE.index("## Check it: smoke")].split())
 
 
 def _locked(name: str) -> str:

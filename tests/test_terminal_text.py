@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.cli import main
 from vllm_serving.findings import Finding, Severity
 from vllm_serving.terminal_text import printable
@@ -47,8 +47,8 @@ HOSTILE = "x\x1b[2J\x1b]8;;evil\x07\rOK\u202e\n== y =="
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
-    text = (ROOT / "Pulumi.v100.yaml").read_text(encoding="utf-8")
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    text = (stack_file("v100")).read_text(encoding="utf-8")
     (tmp_path / "Pulumi.v100.yaml").write_text(text.replace("  vllm-serving:engine:\n", "  vllm-serving:engine:\n"
                                                             f"    {json.dumps(HOSTILE)}: 1\n", 1))
     return tmp_path

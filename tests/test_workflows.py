@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from tests.paths import ROOT
+from tests.paths import ROOT, stack_file
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 PREVIEW, PROMOTE = WORKFLOWS / "preview.yml", WORKFLOWS / "promote.yml"
@@ -144,7 +144,7 @@ def test_promote_offers_only_promoted_stacks() -> None:
     (choice,) = wf["on"]["workflow_dispatch"]["inputs"].values()
     assert choice["type"] == "choice" and choice["options"]
     for stack in choice["options"]:
-        config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8"))["config"]
+        config = yaml.safe_load((stack_file(stack)).read_text(encoding="utf-8"))["config"]
         assert config["vllm-serving:release"]["promoteFrom"], stack
 
 

@@ -44,6 +44,23 @@ def kubernetes_quantity(num_bytes: int) -> str:
     return format_size(num_bytes, _KUBERNETES_UNITS)
 
 
+# vLLM's human-readable integers (vllm/engine/arg_utils.py human_readable_int): a lower-case suffix
+# is decimal (32k = 32000), an upper-case one binary (32K = 32768, whole numbers only).
+HUMAN_INT = re.compile(r"\s*(\d+(?:\.\d+)?)([kKmMgGtT])\s*")
+HUMAN_MULTIPLIERS = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
+                     "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_human_int(text: str) -> int:
+    """`32768`, `32k` (32000) or `32K` (32768), as `vllm serve --max-model-len` reads them."""
+    if text.strip().isdigit():
+        return int(text)
+    match = HUMAN_INT.fullmatch(text)
+    if not match or (match[2].isupper() and "." in match[1]):
+        raise ValueError(f"{text!r} is not a whole number; write e.g. 32768, 32k (32000) or 32K (32768)")
+    return int(float(match[1]) * HUMAN_MULTIPLIERS[match[2]])
+
+
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 

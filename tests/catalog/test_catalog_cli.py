@@ -25,9 +25,10 @@ def test_models_json_lists_every_entry_with_its_source(capsys: pytest.CaptureFix
 
 
 def test_a_listed_entry_pastes_as_an_inline_architecture(capsys: pytest.CaptureFixture[str]) -> None:
-    """What `models --json` prints for an entry, minus name and source, is a valid model.architecture."""
+    """What `models --json` prints for an entry, minus its names and source, is a valid model.architecture."""
     for row in _json(capsys, "models"):
-        facts = {k: v for k, v in row.items() if k not in ("name", "source", "notes", "loggedLoads", "totalWeightsGib")}
+        facts = {k: v for k, v in row.items()
+                 if k not in ("name", "huggingFaceId", "source", "notes", "loggedLoads", "totalWeightsGib")}
         assert ModelArchitecture.model_validate(facts) == CATALOG[str(row["name"])].architecture_facts()
 
 

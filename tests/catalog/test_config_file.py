@@ -12,7 +12,7 @@ import pulumi
 import pytest
 import yaml
 
-from tests.paths import FIXTURES, ROOT
+from tests.paths import FIXTURES, PROJECT_DIR, ROOT, stack_file
 from tests.pulumi_harness import ProgramFailed, run_program, stack_config
 from vllm_serving.catalog.hf_config import load_hf_config
 from vllm_serving.cli import main
@@ -24,8 +24,8 @@ RELATIVE = "models/Qwen3.5-27B/config.json"
 
 def _project(tmp_path: Path, model: dict[str, Any], config_json: str | None = None) -> Path:
     """The shipped v100 stack in a project of its own, its model section replaced."""
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    stack = yaml.safe_load((ROOT / "Pulumi.v100.yaml").read_text(encoding="utf-8"))
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    stack = yaml.safe_load((stack_file("v100")).read_text(encoding="utf-8"))
     section = stack["config"]["vllm-serving:model"]
     section.pop("name")
     section.update(model)
@@ -38,9 +38,13 @@ def _project(tmp_path: Path, model: dict[str, Any], config_json: str | None = No
 
 
 def _plan(capsys: pytest.CaptureFixture[str], project: Path) -> tuple[int, dict[str, Any] | None, str]:
+    """(exit code, the plan, the findings as `check` prints them); under --json both are JSON on stdout."""
     code = main(["--project-dir", str(project), "plan", "v100", "--json"])
-    out, err = capsys.readouterr()
-    return code, json.loads(out) if code == 0 else None, err
+    data = json.loads(capsys.readouterr().out)
+    if code == 0:
+        return code, data, ""
+    return code, None, "\n".join(f"{f['severity'].upper()} {f['code']} {f['key']}: {f['message']} - {f['fix']}"
+                                  for f in data["findings"])
 
 
 def test_cli_plans_a_stack_from_its_config_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -85,7 +89,7 @@ def test_exactly_one_way_to_name_the_model(tmp_path: Path, capsys: pytest.Captur
 
 
 def _program_config(config_file: str) -> dict[str, Any]:
-    config = stack_config(ROOT / "Pulumi.v100.yaml")
+    config = stack_config(stack_file("v100"))
     model = dict(config["vllm-serving:model"])
     model.pop("name")
     config["vllm-serving:model"] = {**model, "configFile": config_file}

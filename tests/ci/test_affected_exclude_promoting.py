@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.git_repo import commit, git
-from tests.paths import ROOT, SHIPPED_STACK_FILES
+from tests.paths import PROJECT_DIR, ROOT, SHIPPED_STACK_FILES
 from vllm_serving.cli import main
 
 STACK_FILES = list(SHIPPED_STACK_FILES)
@@ -36,7 +36,7 @@ def workflow_arguments(base: str) -> list[str]:
 def repo(tmp_path: Path) -> Path:
     """The shipped project's stack files and a program file, in one commit."""
     git(tmp_path, "init", "--quiet")
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
     for path in STACK_FILES:
         shutil.copy(path, tmp_path)
     (tmp_path / "components").mkdir()
@@ -78,4 +78,5 @@ def test_unreadable_promotion_is_an_error_naming_the_key(repo: Path, capsys: pyt
     commit(repo, "bad promoteFrom")
     assert main(["--project-dir", str(repo), *workflow_arguments("HEAD~1")]) == 1
     captured = capsys.readouterr()
-    assert captured.out == "" and "vllm-serving:release.promoteFrom" in captured.err
+    assert json.loads(captured.out)["error"].startswith("vllm-serving:release.promoteFrom")  # --json: no list
+    assert "vllm-serving:release.promoteFrom" in captured.err  # and the CI log shows it

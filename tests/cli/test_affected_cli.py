@@ -92,7 +92,7 @@ def test_text_output_one_stack_per_line(repo: Path, capsys: pytest.CaptureFixtur
 def test_bad_base_is_one_line_and_exit_2(repo: Path, base: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--project-dir", str(repo), "affected", f"--base={base}"]) == 2
     captured = capsys.readouterr()
-    assert captured.out == "" and "vllm-stack: " in captured.err and "Traceback" not in captured.err
+    assert captured.out == "" and "vllm-stack affected: " in captured.err and "Traceback" not in captured.err
 
 
 def test_listed_in_commands() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.paths import FIXTURES, ROOT
+from tests.paths import FIXTURES, PROJECT_DIR, stack_file
 from tests.planner import test_available_memory_corpus as corpus
 from vllm_serving.cli import main
 from vllm_serving.planner.available_memory import estimate_available_memory
@@ -24,8 +24,8 @@ LOG = FIXTURES / "startup_logs" / "llmd-qwen3-8b-h100.yaml"
 def _project(tmp_path: Path) -> Path:
     """A stack as the llm-d campaign's Qwen3-8B start ran: one H100, v0.19.0, util 0.95, 8,192
     tokens, 1,024 sequences (its log prints vLLM's DEBUG breakdown)."""
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
-    doc: dict[str, Any] = yaml.safe_load((ROOT / "Pulumi.v100.yaml").read_text())
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    doc: dict[str, Any] = yaml.safe_load((stack_file("v100")).read_text())
     config = doc["config"]
     config["vllm-serving:hardware"] = {"gpu": "H100-80GB", "count": 1}
     config["vllm-serving:image"]["tag"] = "v0.19.0"

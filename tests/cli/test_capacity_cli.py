@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, ROOT, stack_file
 from vllm_serving.cli import main
 from vllm_serving.stack_files.loader import load_settings, read_stack_file
 
@@ -48,13 +48,14 @@ def test_weights_do_not_fit_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--model", "Qwen3.5-72B", "--gpu", "A100-80GB", "--tp", "4"], "unknown model 'Qwen3.5-72B'; did you mean"),
-    (["--model", "Qwen3.5-27B", "--gpu", "v100", "--tp", "8"], "did you mean V100-16GB, V100-32GB?"),
+    (["--model", "Qwen3.5-72B", "--gpu", "A100-80GB", "--tp", "4"],
+     "'Qwen3.5-72B' is not in the model catalog; did you mean"),
+    (["--model", "Qwen3.5-27B", "--gpu", "v100", "--tp", "8"], "could be any of V100-16GB, V100-32GB"),
     (["--model", "Qwen3.5-27B", "--gpu", "A100-80GB", "--tp", "8", "--gpus", "4"], "needs 8 GPUs"),
     (["--model", "Qwen3.5-27B", "--gpu", "A100-80GB", "--tp", "4", "--vllm-version", "main"], "not a version"),
 ])
-def test_bad_input_exits_1(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["capacity", *args]) == 1
+def test_bad_input_exits_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["capacity", *args]) == 2
     assert message in capsys.readouterr().err
 
 
@@ -67,7 +68,7 @@ def test_bad_config_json_is_a_finding_line(tmp_path: Path, capsys: pytest.Captur
 
 def _capacity_args(stack: str) -> list[str]:
     """`capacity` flags carrying the same inputs as the stack file."""
-    settings = load_settings(read_stack_file(ROOT / f"Pulumi.{stack}.yaml"))
+    settings = load_settings(read_stack_file(stack_file(stack)))
     engine, spec_cfg = settings.engine, settings.engine.speculative_config
     args = ["--model", str(settings.model.name), "--gpu", settings.hardware.gpu,
             "--tp", str(engine.tensor_parallel_size), "--max-model-len", str(engine.max_model_len),
@@ -107,7 +108,7 @@ def test_default_vllm_version_is_the_projects_pin(tmp_path: Path, capsys: pytest
     pinned, newer = run(tmp_path, "--vllm-version", "v0.19.1"), run(tmp_path, "--vllm-version", "v0.21.0")
     assert pinned != newer
     assert run(tmp_path) == pinned  # no Pulumi.yaml: the release the planner reproduces
-    assert run(ROOT) == pinned  # the shipped project pins v0.19.1
+    assert run(PROJECT_DIR) == pinned  # the project pins v0.19.1
     (tmp_path / "Pulumi.yaml").write_text(
         "name: p\nruntime: python\nconfig:\n  vllm-serving:image:\n    value:\n      tag: v0.21.0\n")
     assert run(tmp_path) == newer

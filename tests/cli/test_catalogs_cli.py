@@ -20,7 +20,9 @@ def test_every_listed_name_is_accepted_by_the_config(capsys, verb: str, find) ->
         assert find(row["name"]) is not None, row["name"]
 
 
-def test_gpu_table_shows_memory_cc_and_the_kubernetes_label(capsys) -> None:
+def test_gpu_table_shows_memory_cc_the_kubernetes_label_and_the_aliases(capsys) -> None:
     assert main(["gpus"]) == 0
-    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("V100-32GB "))
-    assert line.split() == ["V100-32GB", "7.0", "32", "Volta", "Tesla-V100-SXM2-32GB"]
+    lines = capsys.readouterr().out.splitlines()
+    line = next(ln for ln in lines if ln.startswith("V100-32GB "))
+    assert line.split() == ["V100-32GB", "7.0", "32", "Volta", "Tesla-V100-SXM2-32GB", "v100-sxm2-32gb"]
+    assert "nvidia-smi's name" in " ".join(lines)  # and what else --gpu takes

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, ROOT, stack_file
 from vllm_serving.cli import main
 
 INVALID = ROOT / "tests" / "stacks" / "invalid"
@@ -35,7 +35,7 @@ def test_all_stacks_clean_of_errors(project: Path, capsys: pytest.CaptureFixture
 ])
 def test_invalid_stacks_fail_with_the_fix(name: str, code: str, fix: str,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--project-dir", str(ROOT), "check", "--config-file", str(INVALID / f"{name}.yaml")]) == 1
+    assert main(["--project-dir", str(PROJECT_DIR), "check", "--config-file", str(INVALID / f"{name}.yaml")]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"== {name} =="
     error = next(line for line in lines if line.startswith("ERROR"))
@@ -62,8 +62,8 @@ def test_config_errors_are_findings_of_the_stack(tmp_path: Path, capsys: pytest.
     bad = tmp_path / "Pulumi.broken.yaml"
     bad.write_text("config:\n  vllm-serving:hardware:\n    gpu: V99\n    count: 1\n")
     good = tmp_path / "Pulumi.v100.yaml"
-    shutil.copy(ROOT / "Pulumi.v100.yaml", good)
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)  # v100 takes its image from the project defaults
+    shutil.copy(stack_file("v100"), good)
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)  # v100 takes its image from the project defaults
     assert main(["--project-dir", str(tmp_path), "check", "--json"]) == 1
     data = {entry["stack"]: entry["findings"] for entry in json.loads(capsys.readouterr().out)}
     assert {f["code"] for f in data["broken"]} == {"config-missing"}
@@ -71,18 +71,18 @@ def test_config_errors_are_findings_of_the_stack(tmp_path: Path, capsys: pytest.
 
 
 def test_unknown_gpu_and_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    text = (ROOT / "Pulumi.v100.yaml").read_text().replace("gpu: V100-32GB", "gpu: V100-32G")
+    text = (stack_file("v100")).read_text().replace("gpu: V100-32GB", "gpu: V100-32G")
     (tmp_path / "Pulumi.typo.yaml").write_text(text)
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
-    assert main(["--project-dir", str(tmp_path), "check", "typo", "absent"]) == 1
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    assert main(["--project-dir", str(tmp_path), "check", "typo", "absent"]) == 2  # one cannot be read
     out = capsys.readouterr().out
     assert "ERROR gpu-unknown vllm-serving:hardware.gpu: 'V100-32G' is not in the GPU catalog" in out
     assert "ERROR stack-file" in out and "no such stack file" in out
 
 
 def test_no_stacks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--project-dir", str(tmp_path), "check"]) == 1
-    assert "no Pulumi.<stack>.yaml" in capsys.readouterr().out
+    assert main(["--project-dir", str(tmp_path), "check"]) == 2
+    assert "no Pulumi.<stack>.yaml" in capsys.readouterr().err
 
 
 def test_console_entry_point(project: Path) -> None:

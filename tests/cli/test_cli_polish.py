@@ -12,13 +12,13 @@ import pytest
 import yaml
 
 from tests.git_repo import commit, git
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.catalog.models import MODELS
 from vllm_serving.cli import main
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(["--project-dir", str(ROOT), *argv])
+    code = main(["--project-dir", str(PROJECT_DIR), *argv])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -47,14 +47,14 @@ def test_plan_prints_no_unset_value_and_no_empty_header(stack: str, capsys: pyte
 
 
 def test_plan_leaves_out_an_empty_env(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
-    text = (ROOT / "Pulumi.v100.yaml").read_text()
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    text = (stack_file("v100")).read_text()
     cut = text.replace('    env:\n      VLLM_USE_MODELSCOPE: "false"\n', "")
     assert cut != text
     (tmp_path / "Pulumi.bare.yaml").write_text(cut)
     assert main(["--project-dir", str(tmp_path), "plan", "bare"]) == 0
     assert "  Env" not in capsys.readouterr().out
-    assert main(["--project-dir", str(ROOT), "plan", "v100"]) == 0
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", "v100"]) == 0
     assert "  Env\n    VLLM_USE_MODELSCOPE=false" in capsys.readouterr().out
 
 
@@ -68,7 +68,7 @@ def test_version_is_the_installed_distributions(capsys: pytest.CaptureFixture[st
 def _inline_stack(project: Path, name: str, **changes: object) -> None:
     """v100 with its model described inline instead of by catalog name, facts changed as given."""
     facts = MODELS["Qwen3.5-27B"].model_dump(by_alias=True, exclude_none=True) | changes
-    data = yaml.safe_load((ROOT / "Pulumi.v100.yaml").read_text())
+    data = yaml.safe_load((stack_file("v100")).read_text())
     model = data["config"]["vllm-serving:model"]
     del model["name"]
     model["architecture"] = facts
@@ -76,7 +76,7 @@ def _inline_stack(project: Path, name: str, **changes: object) -> None:
 
 
 def test_diff_shows_a_change_to_an_inline_architecture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
     _inline_stack(tmp_path, "before")
     _inline_stack(tmp_path, "after", maxPositionEmbeddings=131072)
     assert main(["--project-dir", str(tmp_path), "diff", "before", "after", "--json"]) == 1

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR
 from vllm_serving.cli import main
 
 
@@ -27,7 +27,7 @@ def line_of(out: str, section: str, key: str) -> str:
 
 
 def test_v100_to_a100_shows_what_a_reviewer_wants(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--project-dir", str(ROOT), "diff", "v100", "a100"]) == 1
+    assert main(["--project-dir", str(PROJECT_DIR), "diff", "v100", "a100"]) == 1
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "v100 -> a100"
     assert line_of(out, "image", "reference") == (
@@ -51,7 +51,7 @@ def test_v100_to_a100_shows_what_a_reviewer_wants(capsys: pytest.CaptureFixture[
 
 
 def test_columns_line_up_within_a_section(capsys: pytest.CaptureFixture[str]) -> None:
-    main(["--project-dir", str(ROOT), "diff", "v100", "a100"])
+    main(["--project-dir", str(PROJECT_DIR), "diff", "v100", "a100"])
     lines = capsys.readouterr().out.splitlines()
     argv = list(takewhile(lambda line: line.startswith("    "), lines[lines.index("  vllm argv") + 1:]))
     value_columns = {len(line) - len(line[4:].split(" ", 1)[1].lstrip()) for line in argv}
@@ -59,7 +59,7 @@ def test_columns_line_up_within_a_section(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_json_is_machine_readable(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--project-dir", str(ROOT), "diff", "v100", "a100", "--json"]) == 1
+    assert main(["--project-dir", str(PROJECT_DIR), "diff", "v100", "a100", "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert (data["a"], data["b"], data["identical"]) == ("v100", "a100", False)
     assert {"section": "argv", "key": "--kv-cache-dtype", "a": None, "b": "fp8",
@@ -90,7 +90,7 @@ def test_an_edited_copy_shows_only_the_edit(project: Path, capsys: pytest.Captur
 
 
 def test_a_missing_stack_exits_2_with_one_line_naming_the_file(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--project-dir", str(ROOT), "diff", "v100", "v99"]) == 2
+    assert main(["--project-dir", str(PROJECT_DIR), "diff", "v100", "v99"]) == 2
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and "Pulumi.v99.yaml" in lines[0] and "no such stack file" in lines[0]
@@ -106,5 +106,5 @@ def test_both_bad_stacks_are_named_and_a_bad_setting_exits_2(
     assert "vllm-serving:engine.maxModelLen" in err and "Pulumi.v99.yaml" in err
 
 
-def test_other_commands_keep_exit_1_on_a_bad_stack(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--project-dir", str(ROOT), "plan", "v99"]) == 1
+def test_other_commands_exit_2_on_a_missing_stack_too(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", "v99"]) == 2

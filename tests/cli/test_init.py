@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.paths import FIXTURES, ROOT
+from tests.paths import FIXTURES
 from vllm_serving.catalog.gpus import find_gpu
 from vllm_serving.catalog.models import find_model
 from vllm_serving.cli import main
@@ -19,13 +19,6 @@ from vllm_serving.spec import ServingSpec
 from vllm_serving.stack_files.loader import load_spec
 
 QWEN3_4B = FIXTURES / "hf" / "qwen3-4b.config.json"
-
-
-@pytest.fixture
-def empty_project(tmp_path: Path) -> Path:
-    """A project with the shipped Pulumi.yaml and no stack yet."""
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
-    return tmp_path
 
 
 def init(project: Path, *args: str) -> int:
@@ -139,7 +132,7 @@ def test_model_config_names_the_file(empty_project: Path, capsys: pytest.Capture
 def test_refuses_to_overwrite(empty_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = empty_project / "Pulumi.taken.yaml"
     path.write_text("config: {}\n")
-    assert init(empty_project, "taken", "--gpu", "L4", "--count", "1", "--model", "Qwen3.5-27B-FP8") == 1
+    assert init(empty_project, "taken", "--gpu", "L4", "--count", "1", "--model", "Qwen3.5-27B-FP8") == 2
     assert "refusing to overwrite" in capsys.readouterr().err
     assert path.read_text() == "config: {}\n"
 

@@ -7,12 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR
 from vllm_serving.cli import main
 
 
 def test_plan_v100_prints_the_seed_deployment(capsys) -> None:
-    assert main(["--project-dir", str(ROOT), "plan", "v100"]) == 0
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", "v100"]) == 0
     out = capsys.readouterr().out
     for expected in ["V100-32GB", "Qwen3.5-27B", "192.168.122.156:30000/vllm/vllm-openai:v0.19.1",
                      "/u02/models/Qwen3.5-27B -> /data/models/Qwen3.5-27B (read-only",
@@ -23,7 +23,7 @@ def test_plan_v100_prints_the_seed_deployment(capsys) -> None:
 
 
 def test_plan_json_is_machine_readable(capsys) -> None:
-    assert main(["--project-dir", str(ROOT), "plan", "a100", "--json"]) == 0
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", "a100", "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["gpu"]["given"] == "device=6,7,8,9"
     assert plan["endpoints"]["baseUrl"] == "http://localhost:8000/v1"
@@ -31,20 +31,20 @@ def test_plan_json_is_machine_readable(capsys) -> None:
 
 
 def test_unknown_stack_is_one_line_not_a_traceback(capsys) -> None:
-    assert main(["--project-dir", str(ROOT), "plan", "v99"]) == 1
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", "v99"]) == 2
     err = capsys.readouterr().err
     assert "Pulumi.v99.yaml" in err and "Traceback" not in err
 
 
 def test_console_script_runs_without_pulumi_cli() -> None:
     done = subprocess.run([str(Path(sys.executable).parent / "vllm-stack"), "plan", "v100", "--json"],
-                          cwd=ROOT, capture_output=True, text=True, check=False)
+                          cwd=PROJECT_DIR, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["stack"] == "v100"
 
 
 def test_plan_of_a_kubernetes_stack_shows_the_pod_not_a_docker_host(capsys) -> None:
-    assert main(["--project-dir", str(ROOT), "plan", "a100-k8s", "--json"]) == 0
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", "a100-k8s", "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["endpoints"]["baseUrl"] == "http://vllm.vllm.svc.cluster.local:8000/v1"
     assert plan["gpu"]["given"] == "4 x nvidia.com/gpu per pod"
@@ -56,9 +56,9 @@ def test_plan_of_a_kubernetes_stack_shows_the_pod_not_a_docker_host(capsys) -> N
 
 
 def test_plan_of_a_promoting_stack_says_where_its_release_comes_from(capsys) -> None:
-    assert main(["--project-dir", str(ROOT), "plan", "v100-prod", "--json"]) == 0
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", "v100-prod", "--json"]) == 0
     prod = json.loads(capsys.readouterr().out)
-    assert main(["--project-dir", str(ROOT), "plan", "v100-staging", "--json"]) == 0
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", "v100-staging", "--json"]) == 0
     staging = json.loads(capsys.readouterr().out)
     assert prod["release"]["promotedFrom"] == "organization/vllm-serving/v100-staging"
     assert staging["release"]["promotedFrom"] is None

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.stack_builders import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.cli import main
 from vllm_serving.masking import MASK
 
 
-def _render(capsys: pytest.CaptureFixture[str], *argv: str, project: Path = ROOT) -> tuple[int, str, str]:
+def _render(capsys: pytest.CaptureFixture[str], *argv: str, project: Path = PROJECT_DIR) -> tuple[int, str, str]:
     code = main(["--project-dir", str(project), "render", *argv])
     out, err = capsys.readouterr()
     return code, out, err
@@ -23,8 +23,8 @@ def _render(capsys: pytest.CaptureFixture[str], *argv: str, project: Path = ROOT
 def _with_secret_stack(tmp_path: Path) -> Path:
     """A copy of a100-k8s whose stack file holds an (encrypted) apiKey, as `pulumi config set --secret` writes it."""
     tmp_path.mkdir(parents=True, exist_ok=True)
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    text = (ROOT / "Pulumi.a100-k8s.yaml").read_text()
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    text = (stack_file("a100-k8s")).read_text()
     text += "  vllm-serving:apiKey:\n    secure: AAABAG5vdC1hLW5vbmNlIW5vdC1hLXJlYWwtdGFnISFrZXk=\n"
     (tmp_path / "Pulumi.a100-k8s.yaml").write_text(text)
     return tmp_path
@@ -83,4 +83,4 @@ def test_output_file_private_when_revealing(
 
 def test_unknown_stack_is_a_config_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _render(capsys, "nope", "--format", "k8s")
-    assert code == 1 and "no such stack file" in err
+    assert code == 2 and "no such stack file" in err

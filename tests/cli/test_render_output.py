@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.cli import main
 
 SECRET = "SENTINEL-apikey-0d41"
 
 
 def _render(capsys: pytest.CaptureFixture[str], output: Path, *extra: str) -> tuple[int, str]:
-    code = main(["--project-dir", str(ROOT), "render", "v100", "--format", "compose", "-o", str(output), *extra])
+    code = main(["--project-dir", str(PROJECT_DIR), "render", "v100", "--format", "compose", "-o", str(output), *extra])
     captured = capsys.readouterr()
     return code, captured.out + captured.err
 
@@ -26,9 +26,9 @@ def secret_project(tmp_path: Path) -> Path:
     """v100 with an apiKey held as a (well-formed, fake) ciphertext."""
     project = tmp_path / "project"
     project.mkdir()
-    (project / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    (project / "Pulumi.yaml").write_text((PROJECT_DIR / "Pulumi.yaml").read_text())
     (project / "Pulumi.v100.yaml").write_text(
-        (ROOT / "Pulumi.v100.yaml").read_text()
+        (stack_file("v100")).read_text()
         + "  vllm-serving:apiKey:\n    secure: v1:bm90LWEtbm9uY2Uh:bm90LWEtcmVhbC1jaXBoZXJ0ZXh0LW9yLXRhZw==\n")
     return project
 
@@ -42,7 +42,7 @@ def test_refuses_to_write_through_a_symlink(tmp_path: Path, capsys: pytest.Captu
     link = tmp_path / "compose.yaml"
     link.symlink_to(target)
     code, text = _render(capsys, link)
-    assert code == 1
+    assert code == 2
     assert f"{link} is a symbolic link" in text and "Traceback" not in text
     assert link.is_symlink()
     assert (target.read_text() == "original\n") if not dangling else not target.exists()
@@ -50,7 +50,7 @@ def test_refuses_to_write_through_a_symlink(tmp_path: Path, capsys: pytest.Captu
 
 def test_refuses_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, text = _render(capsys, tmp_path)
-    assert code == 1 and "is not a regular file" in text
+    assert code == 2 and "is not a regular file" in text
 
 
 def test_replaces_the_file_by_rename_and_leaves_no_temporary(tmp_path: Path,
@@ -75,7 +75,7 @@ def test_a_failed_write_keeps_the_old_file(tmp_path: Path, capsys: pytest.Captur
 
     monkeypatch.setattr("os.replace", no_rename)
     code, text = _render(capsys, output)
-    assert code == 1 and f"cannot write {output}: disk full" in text
+    assert code == 2 and f"cannot write {output}: disk full" in text
     assert output.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["compose.yaml"]
 

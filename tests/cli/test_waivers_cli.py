@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from tests.stack_builders import stack_values
 from vllm_serving.cli import main
 
@@ -153,8 +153,8 @@ def test_diff_of_the_same_waivers_is_identical(bf16: Path, capsys: pytest.Captur
 @pytest.fixture
 def promotion(tmp_path: Path) -> Path:
     """staging runs bfloat16 on its V100s with a waiver; prod promotes from it."""
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
-    shutil.copy(ROOT / "Pulumi.v100-prod.yaml", tmp_path)
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    shutil.copy(stack_file("v100-prod"), tmp_path)
     write_stack(tmp_path, "v100-staging", [WAIVER], base="v100-staging", engine={"dtype": "bfloat16"})
     return tmp_path
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tests.kubernetes.cluster_version import KUBERNETES_VERSION
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from tests.pulumi_harness import run_program, stack_config
 from tests.stack_builders import PROJECT, make_spec, stack_values
 from vllm_serving.cli import main
@@ -21,9 +21,9 @@ from vllm_serving.planner.capacity import CapacityPlan, plan_capacity
 from vllm_serving.render.kubernetes.objects import kubernetes_objects
 from vllm_serving.rules import check
 from vllm_serving.settings.stack_config import parse_stack_config
-from vllm_serving.stack_files.loader import load_spec, stack_path
+from vllm_serving.stack_files.loader import load_spec
 
-LOCAL = stack_path(ROOT, "local")
+LOCAL = stack_file("local")
 # What asks Docker, Compose or Kubernetes for a GPU, or for the NVIDIA runtime that exposes one.
 GPU_WORDS: dict[str, tuple[str, ...]] = {
     "docker-run": ("--gpus", "--runtime"),
@@ -35,7 +35,7 @@ GPU_WORDS: dict[str, tuple[str, ...]] = {
 def _cli(*argv: str) -> str:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["--project-dir", str(ROOT), *argv])
+        code = main(["--project-dir", str(PROJECT_DIR), *argv])
     assert code == 0, err.getvalue()
     return out.getvalue()
 
@@ -57,7 +57,7 @@ def _rendered(stack: str, fmt: str) -> str:
 
 
 def test_local_checks_clean() -> None:
-    spec = load_spec(LOCAL, "local", ROOT)
+    spec = load_spec(LOCAL, "local", PROJECT_DIR)
     assert check(spec) == []
     assert spec.settings.hardware.device == "cpu" and spec.gpu.name == "CPU"
     assert spec.settings.image.repository == "vllm/vllm-openai-cpu"

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import shipped_stack
-from tests.pulumi_harness import ROOT, plain_text, secret_paths
+from tests.paths import stack_file
+from tests.pulumi_harness import plain_text, secret_paths
 from vllm_serving.spec import resolve
 from vllm_serving.stack_files.loader import load_settings, read_stack_file
 from vllm_serving.views.plan import planned_docker_resources
@@ -40,7 +41,7 @@ def test_shm_size_is_dropped_with_host_ipc(program) -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_weights_read_only_and_cache_writable(program, stack: str) -> None:
     volumes = _run(program, stack).one("Container").inputs["volumes"]
-    spec = resolve(load_settings(read_stack_file(ROOT / f"Pulumi.{stack}.yaml")), stack)
+    spec = resolve(load_settings(read_stack_file(stack_file(stack))), stack)
     by_path = {v["containerPath"]: v for v in volumes}
     assert by_path[spec.settings.model.mount_path]["readOnly"] is True
     assert by_path["/root/.cache/vllm"].get("readOnly", False) is False
@@ -69,7 +70,7 @@ def test_outputs_say_what_was_deployed(program, stack: str, served: str) -> None
 @pytest.mark.parametrize("stack", STACKS)
 def test_registers_exactly_the_planned_resources(program, stack: str) -> None:
     run = _run(program, stack)
-    spec = resolve(load_settings(read_stack_file(ROOT / f"Pulumi.{stack}.yaml")), stack)
+    spec = resolve(load_settings(read_stack_file(stack_file(stack))), stack)
     assert sorted((r.type, r.name) for r in run.resources) == sorted(planned_docker_resources(spec))
 
 
@@ -98,7 +99,7 @@ def test_container_replacement_and_waiting(program) -> None:
     run = _run(program, "v100")
     container = run.one("Container")
     assert container.delete_before_replace  # fixed name and host port
-    spec = resolve(load_settings(read_stack_file(ROOT / "Pulumi.v100.yaml")), "v100")
+    spec = resolve(load_settings(read_stack_file(stack_file("v100"))), "v100")
     assert container.inputs["wait"] is True
     wait = int(container.inputs["waitTimeout"])
     assert wait > spec.startup_seconds

@@ -23,13 +23,14 @@ from tests.docker_engine.engine import (
     TEST_LABEL,
     create,
     on_this_engine,
+    remove_labelled,
     rendered_run_without_gpus,
     run_rendered,
 )
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.render.docker_container import ContainerSpec, container_spec
 from vllm_serving.spec import ServingSpec
-from vllm_serving.stack_files.loader import list_stacks, load_spec, stack_path
+from vllm_serving.stack_files.loader import list_stacks, load_spec
 
 # set by .ci/run once it has an engine: then a suite that cannot run is a failure, not a skip
 REQUIRE_VARIABLE = "VLLM_SERVING_REQUIRE_DOCKER"
@@ -38,12 +39,13 @@ RUN_PREFIX_VARIABLE = "VLLM_SERVING_TEST_RUN_PREFIX"
 
 
 def docker_stacks() -> list[str]:
-    """The shipped stacks that deploy to a Docker host."""
-    return [s for s in list_stacks(ROOT) if load_spec(stack_path(ROOT, s), s, ROOT).settings.target.kind == "docker"]
+    """The stacks the tests cover (copies of the examples) that deploy to a Docker host."""
+    return [s for s in list_stacks(PROJECT_DIR)
+            if load_spec(stack_file(s), s, PROJECT_DIR).settings.target.kind == "docker"]
 
 
 def shipped_spec(stack: str) -> ServingSpec:
-    return load_spec(stack_path(ROOT, stack), stack, ROOT)
+    return load_spec(stack_file(stack), stack, PROJECT_DIR)
 
 
 @dataclass(frozen=True)
@@ -75,16 +77,6 @@ def _cannot_run(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def _remove_labelled(client: docker.DockerClient, run_id: str) -> None:
-    label = {"label": f"{TEST_LABEL}={run_id}"}
-    for container in client.containers.list(all=True, filters=label):
-        container.remove(force=True, v=True)
-    for volume in client.volumes.list(filters=label):
-        volume.remove(force=True)
-    for image in client.images.list(filters=label):
-        client.images.remove(image.id, force=True)
-
-
 @pytest.fixture(scope="session")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     try:
@@ -101,7 +93,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     except standin_image.CannotBuild as exc:
         _cannot_run(f"cannot build the stand-in image: {exc}")
     finally:
-        _remove_labelled(client, run_id)
+        remove_labelled(client, run_id, images=True)
         client.close()
 
 

@@ -36,6 +36,17 @@ MODEL_CONFIG = ('{"architectures": ["Qwen3_5ForConditionalGeneration"], "text_co
                 '{"max_position_embeddings": 262144, "head_dim": 256, "dtype": "bfloat16"}}')
 
 
+def remove_labelled(client: docker.DockerClient, run_id: str, *, images: bool) -> None:
+    """Every container and volume (and image, with `images`) a run labelled TEST_LABEL=run_id."""
+    label = {"label": f"{TEST_LABEL}={run_id}"}
+    for container in client.containers.list(all=True, filters=label):
+        container.remove(force=True, v=True)
+    for volume in client.volumes.list(filters=label):
+        volume.remove(force=True)
+    for image in client.images.list(filters=label) if images else ():
+        client.images.remove(image.id, force=True)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

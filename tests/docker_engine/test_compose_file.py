@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.docker_engine.conftest import ROOT, docker_stacks
+from tests.docker_engine.conftest import docker_stacks
+from tests.paths import PROJECT_DIR
 from vllm_serving.cli import main
 
 pytestmark = pytest.mark.docker_engine
@@ -32,7 +33,7 @@ def test_the_rendered_compose_file_is_accepted_by_compose(
     if compose is None:
         pytest.skip("neither `docker compose` nor `docker-compose` is installed")
     path = tmp_path / "compose.yaml"
-    assert main(["--project-dir", str(ROOT), "render", stack, "--format", "compose", "-o", str(path)]) == 0
+    assert main(["--project-dir", str(PROJECT_DIR), "render", stack, "--format", "compose", "-o", str(path)]) == 0
     capsys.readouterr()
     done = subprocess.run([*compose, "-f", str(path), "config", "-q"], capture_output=True, text=True,
                           timeout=COMPOSE_TIMEOUT_SECONDS, check=False, cwd=tmp_path)

@@ -13,8 +13,9 @@ import httpx
 import pytest
 from docker.models.containers import Container
 
-from tests.docker_engine.conftest import ROOT, Deployment, Engine, docker_stacks, shipped_spec
+from tests.docker_engine.conftest import Deployment, Engine, docker_stacks, shipped_spec
 from tests.docker_engine.engine import exec_python, health_wait_seconds, wait_healthy
+from tests.paths import PROJECT_DIR, stack_file
 from tests.smoke.verb import smoke_verb
 from vllm_serving.render.docker_container import ContainerSpec
 from vllm_serving.settings import VLLM_CACHE_PATH
@@ -91,7 +92,7 @@ def test_smoke_passes_once_healthy(deployments: dict[str, Deployment], stack: st
                                    capsys: pytest.CaptureFixture[str]) -> None:
     d = deployments[stack]
     assert wait_healthy(d.api_container, health_wait_seconds(d.api)) == "healthy"
-    code = smoke_verb(ROOT, stack, "--base-url", _base_url(d.api), "--timeout", "10")
+    code = smoke_verb(PROJECT_DIR, stack, "--base-url", _base_url(d.api), "--timeout", "10")
     out = capsys.readouterr().out
     assert code == 0, out
     assert " FAIL " not in out
@@ -104,7 +105,7 @@ def test_smoke_fails_against_a_server_with_the_wrong_model_name(
     c = engine.adapt(spec, f"{stack}-wrong-name")
     engine.create(dataclasses.replace(c, command=(*c.command, "--served-model-name", "not-the-stacks-model")))
     _wait_answering(c)
-    code = smoke_verb(ROOT, stack, "--base-url", _base_url(c), "--timeout", "10")
+    code = smoke_verb(PROJECT_DIR, stack, "--base-url", _base_url(c), "--timeout", "10")
     out = capsys.readouterr().out
     assert code == 1
     models = next(line for line in out.splitlines() if line.split()[:1] == ["models"])
@@ -135,7 +136,8 @@ def test_the_rendered_docker_run_runs_as_rendered(deployments: dict[str, Deploym
     assert set(_published(container)[f"{d.run.container_port}/tcp"]) <= set(_expected_bindings(d.run))
     mounts = {m["Destination"]: m["RW"] for m in container.attrs["Mounts"]}
     assert mounts == {m.target: not m.read_only for m in d.run.mounts}
-    assert smoke_verb(ROOT, stack, "--base-url", _base_url(d.run), "--timeout", "10") == 0, capsys.readouterr().out
+    code = smoke_verb(PROJECT_DIR, stack, "--base-url", _base_url(d.run), "--timeout", "10")
+    assert code == 0, capsys.readouterr().out
 
 
 def test_a_loopback_bind_address_publishes_on_loopback_only(engine: Engine) -> None:
@@ -159,9 +161,9 @@ def test_an_api_key_stack_refuses_requests_without_the_key(
     _wait_answering(c)
     stack_dir = engine.tmp / f"project-{engine.run_id}"
     stack_dir.mkdir()
-    (stack_dir / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    (stack_dir / "Pulumi.yaml").write_text((PROJECT_DIR / "Pulumi.yaml").read_text())
     (stack_dir / "Pulumi.v100-staging.yaml").write_text(
-        (ROOT / "Pulumi.v100-staging.yaml").read_text()
+        (stack_file("v100-staging")).read_text()
         + "  vllm-serving:apiKey:\n    secure: AAABAG5vdC1hLW5vbmNlIW5vdC1hLXJlYWwtdGFnISFrZXk=\n")
     monkeypatch.setenv("VLLM_SERVING_SECRET_APIKEY", engine.secret_values(c)["VLLM_API_KEY"])
     assert smoke_verb(stack_dir, "v100-staging", "--base-url", _base_url(c), "--timeout", "10") == 0

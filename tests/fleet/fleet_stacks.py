@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from tests.paths import FIXTURES, PROJECT, ROOT
+from tests.paths import FIXTURES, PROJECT, PROJECT_DIR
 from tests.pulumi_harness import stack_config
 from vllm_serving.settings.stack_config import parse_stack_config
 from vllm_serving.spec import ServingSpec, resolve
@@ -38,4 +38,4 @@ def fleet_hosts_config() -> list[dict[str, Any]]:
 
 def fleet_spec(hosts: list[dict[str, Any]] | None = None, stack: str = "fleet",
                **sections: dict[str, Any]) -> ServingSpec:
-    return resolve(parse_stack_config(fleet_config(hosts, **sections)), stack, project_dir=ROOT)
+    return resolve(parse_stack_config(fleet_config(hosts, **sections)), stack, project_dir=PROJECT_DIR)

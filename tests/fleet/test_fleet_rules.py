@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.fleet.fleet_stacks import fleet_config, fleet_hosts_config, fleet_spec
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR
 from tests.pulumi_harness import ProgramFailed, run_program
 from tests.stack_builders import make_spec
 from vllm_serving.findings import ConfigError, Finding, Severity
@@ -73,7 +73,7 @@ def _config(changes: dict[str, Any]) -> dict[str, Any]:
 
 
 def _spec(changes: dict[str, Any]) -> ServingSpec:
-    return resolve(parse_stack_config(_config(changes)), "fleet", project_dir=ROOT)
+    return resolve(parse_stack_config(_config(changes)), "fleet", project_dir=PROJECT_DIR)
 
 
 @pytest.mark.parametrize("name", sorted(BAD_FLEETS))

@@ -11,12 +11,12 @@ import pytest
 import yaml
 
 from tests.fleet.fleet_stacks import FLEET_FILE, IDS, fleet_config
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR
 from vllm_serving.cli import main
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["--project-dir", str(ROOT), *argv])
+    code = main(["--project-dir", str(PROJECT_DIR), *argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -90,10 +90,10 @@ def test_render_compose_gives_each_host_its_file(capsys) -> None:
 
 def test_render_host_that_is_not_in_the_fleet(capsys) -> None:
     code, out, err = _cli(capsys, "render", str(FLEET_FILE), "--format", "compose", "--host", "gpu09")
-    assert (code, out) == (1, "")
+    assert (code, out) == (2, "")
     assert "gpu01, gpu02, gpu03" in err
     code, _, err = _cli(capsys, "render", "a100", "--format", "compose", "--host", "gpu01")
-    assert code == 1 and "no target.hosts" in err
+    assert code == 2 and "no target.hosts" in err
 
 
 def test_diff_single_server_to_fleet_lists_the_added_hosts(capsys, tmp_path: Path) -> None:

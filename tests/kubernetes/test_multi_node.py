@@ -17,7 +17,8 @@ import yaml
 from tests.kubernetes.cluster_version import KUBERNETES_VERSION
 from tests.kubernetes.lws_schema import lws_errors
 from tests.kubernetes.multi_node_stacks import two_node_spec, two_node_values
-from tests.stack_builders import ROOT, make_spec
+from tests.paths import PROJECT_DIR
+from tests.stack_builders import make_spec
 from vllm_serving import rules
 from vllm_serving.cli import main
 from vllm_serving.engine.release_registry import load
@@ -226,11 +227,11 @@ def _stack_file(tmp_path: Any) -> str:
 
 def test_render_and_plan_show_it_offline(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
     stack = _stack_file(tmp_path)
-    assert main(["--project-dir", str(ROOT), "render", stack, "--format", "k8s"]) == 0
+    assert main(["--project-dir", str(PROJECT_DIR), "render", stack, "--format", "k8s"]) == 0
     rendered = list(yaml.safe_load_all(capsys.readouterr().out))
     lws = next(o for o in rendered if o["kind"] == "LeaderWorkerSet")
     assert lws == render_objects(two_node_spec()).leader_worker_set
-    assert main(["--project-dir", str(ROOT), "plan", stack]) == 0
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", stack]) == 0
     text = capsys.readouterr().out
     assert "8 x nvidia.com/gpu per pod" in text and "Scale out" in text
     assert "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet" in text

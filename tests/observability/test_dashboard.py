@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.observability.helpers import observed_spec
-from tests.paths import ROOT
+from tests.paths import DOCS, PROJECT_DIR
 from vllm_serving.cli import main
 from vllm_serving.engine.release_registry import load
 from vllm_serving.observability.dashboard import ROWS as DASHBOARD_ROWS
@@ -106,7 +106,7 @@ def test_uid_fits_grafana() -> None:
 
 def test_one_json_for_both_backends(capsys: pytest.CaptureFixture[str]) -> None:
     """`render --format grafana` prints what the Kubernetes ConfigMap carries."""
-    assert main(["--project-dir", str(ROOT), "render", "a100-k8s", "--format", "grafana"]) == 0
+    assert main(["--project-dir", str(PROJECT_DIR), "render", "a100-k8s", "--format", "grafana"]) == 0
     printed = capsys.readouterr().out
     config_map = dashboard_config_map(observed_spec())
     assert config_map is not None
@@ -114,11 +114,9 @@ def test_one_json_for_both_backends(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(printed)["title"] == "vLLM a100-k8s"
 
 
-def test_the_readme_describes_every_row() -> None:
-    """README's Observability section names each row of the dashboard, in order."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Observability"):]
-    section = section[:section.index("\n## ")]
+def test_the_docs_describe_every_row() -> None:
+    """docs/observability.md names each row of the dashboard, in order."""
+    section = (DOCS / "observability.md").read_text(encoding="utf-8")
     titles = [row.title for row in DASHBOARD_ROWS]
     named = [title for title in titles if f"- **{title}**" in section]
     assert named == titles

@@ -14,7 +14,7 @@ import yaml
 from tests.crd_schema import crd_errors
 from tests.kubernetes.cluster_version import KUBERNETES_VERSION
 from tests.observability.helpers import PROMETHEUS_RULE_CRD, SERVICE_MONITOR_CRD, observed_spec
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from tests.stack_builders import make_spec
 from vllm_serving.cli import main
 from vllm_serving.observability.alerts import rule_groups
@@ -33,8 +33,8 @@ OBSERVABILITY = """  vllm-serving:observability:
 @pytest.fixture
 def observed_project(tmp_path: Path) -> Path:
     """A copy of the project whose a100-k8s turns observability on."""
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    (tmp_path / "Pulumi.a100-k8s.yaml").write_text((ROOT / "Pulumi.a100-k8s.yaml").read_text() + OBSERVABILITY)
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    (tmp_path / "Pulumi.a100-k8s.yaml").write_text((stack_file("a100-k8s")).read_text() + OBSERVABILITY)
     return tmp_path
 
 
@@ -60,11 +60,11 @@ def test_render_a100_k8s_includes_the_three_objects(observed_project: Path,
 
 def test_the_stack_files_commented_example_works(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Pulumi.a100-k8s.yaml shows how to turn observability on, commented out: uncommented, it renders."""
-    text = (ROOT / "Pulumi.a100-k8s.yaml").read_text()
+    text = (stack_file("a100-k8s")).read_text()
     head, example = text.split("  # vllm-serving:observability:\n")
     example = "  # vllm-serving:observability:\n" + example
     assert all(line.startswith("  # ") for line in example.splitlines())
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     uncommented = "".join(line.replace("  # ", "  ", 1) for line in example.splitlines(keepends=True))
     (tmp_path / "Pulumi.a100-k8s.yaml").write_text(head + uncommented)
     assert main(["--project-dir", str(tmp_path), "render", "a100-k8s", "--format", "k8s"]) == 0

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.cli import main
 from vllm_serving.cli.render import OBSERVABILITY_FORMATS, secret_variable
 from vllm_serving.settings import SECRET_KEYS
@@ -21,9 +21,9 @@ CIPHERTEXT = {"secure": "v1:bm90LWEtbm9uY2Uh:bm90LWEtcmVhbC10YWchIQ=="}
 @pytest.fixture
 def keyed_project(tmp_path: Path) -> Path:
     """v100 and a100-k8s with every secret declared (`secure:`)."""
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     for stack in ("v100", "a100-k8s"):
-        data = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())
+        data = yaml.safe_load((stack_file(stack)).read_text())
         data["config"].update({f"vllm-serving:{key}": dict(CIPHERTEXT) for key in SECRET_KEYS})  # no YAML anchors
         (tmp_path / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     return tmp_path

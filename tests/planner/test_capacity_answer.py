@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.cli import main
 from vllm_serving.stack_files.loader import load_settings, read_stack_file
 
@@ -17,7 +17,7 @@ V100 = ["--model", "Qwen3.5-27B", "--gpu", "V100-32GB", "--tp", "8", "--max-mode
 
 
 def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(["--project-dir", str(ROOT), "capacity", *args])
+    code = main(["--project-dir", str(PROJECT_DIR), "capacity", *args])
     return code, capsys.readouterr().out
 
 
@@ -30,7 +30,7 @@ def _json(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]
 
 def _flags_of(stack: str) -> list[str]:
     """`capacity` flags carrying the same inputs as the stack file."""
-    settings = load_settings(read_stack_file(ROOT / f"Pulumi.{stack}.yaml"))
+    settings = load_settings(read_stack_file(stack_file(stack)))
     engine, spec_cfg = settings.engine, settings.engine.speculative_config
     args = ["--model", str(settings.model.name), "--gpu", settings.hardware.gpu,
             "--gpus", str(settings.hardware.count), "--tp", str(engine.tensor_parallel_size),
@@ -48,7 +48,7 @@ def _flags_of(stack: str) -> list[str]:
 
 @pytest.mark.parametrize("stack", ["v100", "a100"])
 def test_capacity_and_plan_agree_for_the_same_inputs(stack: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--project-dir", str(ROOT), "plan", stack, "--json"]) == 0
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", stack, "--json"]) == 0
     planned = json.loads(capsys.readouterr().out)
     by_stack = _json([stack], capsys)
     by_flags = _json(_flags_of(stack), capsys)
@@ -121,8 +121,8 @@ def test_ad_hoc_flags_run_the_rules_check_runs(capsys: pytest.CaptureFixture[str
 
 
 def test_a_stack_brings_its_own_flags(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["--project-dir", str(ROOT), "capacity", "v100", "--tp", "4"])
-    assert code == 1 and "drop --tp" in capsys.readouterr().err
+    code = main(["--project-dir", str(PROJECT_DIR), "capacity", "v100", "--tp", "4"])
+    assert code == 2 and "drop --tp" in capsys.readouterr().err
     code, out = _run(["v100"], capsys)
     assert code == 0 and out.startswith("stack v100: Qwen3.5-27B on 8 x V100-32GB")
 

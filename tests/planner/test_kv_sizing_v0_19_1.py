@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.paths import FIXTURES, ROOT
+from tests.paths import FIXTURES, stack_file
 from vllm_serving.catalog.gpus import GPUS
 from vllm_serving.catalog.models import MODELS
 from vllm_serving.planner.capacity import CapacityInputs, CapacityPlan, plan, spec_inputs
@@ -108,7 +108,7 @@ def vllm_kv_figures(text: dict[str, Any], *, tp: int, model_dtype: str, cache_dt
 
 
 def _settings(stack: str) -> StackSettings:
-    return load_settings(read_stack_file(ROOT / f"Pulumi.{stack}.yaml"))
+    return load_settings(read_stack_file(stack_file(stack)))
 
 
 def _vllm_for_stack(settings: StackSettings, available_kv_gib: float) -> dict[str, float]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import stack_file
 from vllm_serving.catalog.gpus import GPUS
 from vllm_serving.catalog.models import find_model
 from vllm_serving.planner.available_memory import MemoryInputs, estimate_available_memory
@@ -25,7 +25,7 @@ from vllm_serving.stack_files.loader import load_settings, read_stack_file
 
 
 def _settings(stack: str) -> StackSettings:
-    return load_settings(read_stack_file(ROOT / f"Pulumi.{stack}.yaml"))
+    return load_settings(read_stack_file(stack_file(stack)))
 
 
 def _plan(stack: str, image: dict[str, Any] | None = None, **engine: Any) -> CapacityPlan:

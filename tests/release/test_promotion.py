@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.pulumi_harness import ROOT
+from tests.paths import PROJECT_DIR, ROOT, stack_file
 from vllm_serving.findings import ConfigError, Severity
 from vllm_serving.release.carried import CARRIED, argv_fingerprint, is_carried, release_of, with_digest
 from vllm_serving.release.promotion import Promotion
@@ -24,7 +24,7 @@ SOURCE = "organization/vllm-serving/v100-staging"
 def project(tmp_path: Path) -> Path:
     """The project's Pulumi.yaml and v100 line, editable."""
     for name in ("Pulumi.yaml", "Pulumi.v100-staging.yaml", "Pulumi.v100-prod.yaml"):
-        shutil.copy(ROOT / name, tmp_path / name)
+        shutil.copy(PROJECT_DIR / name, tmp_path / name)
     return tmp_path
 
 
@@ -36,7 +36,7 @@ def edit(project: Path, stack: str, section: str, **values: object) -> None:
 
 
 def test_release_carries_what_staging_verified_and_not_the_hardware_layout() -> None:
-    staging = load_spec(ROOT / "Pulumi.v100-staging.yaml")
+    staging = load_spec(stack_file("v100-staging"))
     release = release_of(staging.settings, "v100-staging")
     assert release["engine"]["dtype"] == "half"
     assert release["engine"]["maxModelLen"] == 8192
@@ -48,7 +48,7 @@ def test_release_carries_what_staging_verified_and_not_the_hardware_layout() -> 
 
 
 def test_fingerprint_follows_release_flags_only() -> None:
-    settings = load_spec(ROOT / "Pulumi.v100-staging.yaml").settings
+    settings = load_spec(stack_file("v100-staging")).settings
     base = argv_fingerprint(settings)
     relaid = settings.model_copy(update={"engine": settings.engine.model_copy(
         update={"tensor_parallel_size": 4, "gpu_memory_utilization": 0.9})})
@@ -66,7 +66,7 @@ def test_is_carried() -> None:
 
 
 def test_with_digest_pins_the_pulled_image() -> None:
-    release = release_of(load_spec(ROOT / "Pulumi.v100-staging.yaml").settings, "v100-staging")
+    release = release_of(load_spec(stack_file("v100-staging")).settings, "v100-staging")
     digest = "sha256:" + "12" * 32
     pinned = with_digest(release, f"192.168.122.156:30000/vllm/vllm-openai@{digest}")
     assert pinned["image"]["digest"] == digest
@@ -116,7 +116,7 @@ def test_project_default_is_replaced_by_the_release(project: Path) -> None:
 
 def test_bf16_promoted_to_v100_fails_the_rules_with_both_stacks_named(project: Path) -> None:
     values = dict(read_stack_file(stack_path(project, "v100-prod"), project).values)
-    release = release_of(load_spec(ROOT / "Pulumi.a100.yaml").settings, "a100-staging")
+    release = release_of(load_spec(stack_file("a100")).settings, "a100-staging")
     release = {**release, "engine": {**release["engine"], "dtype": "bfloat16", "kvCacheDtype": "auto"},
                "model": {**release["model"], "name": "Qwen3.5-27B"}}
     promotion = Promotion(SOURCE, "v100-prod", release)

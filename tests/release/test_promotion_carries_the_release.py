@@ -14,12 +14,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.findings import ConfigError
 from vllm_serving.release.carried import CARRIED, release_of
 from vllm_serving.release.promotion import Promotion
 from vllm_serving.spec import promoted_spec
-from vllm_serving.stack_files.loader import load_spec, project_defaults, read_stack_file, stack_path
+from vllm_serving.stack_files.loader import load_spec, project_defaults, read_stack_file
 
 P = "vllm-serving:"
 SOURCE = "organization/vllm-serving/v100-staging"
@@ -41,13 +41,13 @@ anything else."""
 
 
 def _staging_release() -> dict[str, Any]:
-    settings = load_spec(stack_path(ROOT, "v100-staging"), "v100-staging", ROOT).settings
+    settings = load_spec(stack_file("v100-staging"), "v100-staging", PROJECT_DIR).settings
     return release_of(settings, "v100-staging")
 
 
 BASE_RELEASE = _staging_release()
-PROD_VALUES = dict(read_stack_file(stack_path(ROOT, "v100-prod"), ROOT).values)
-DEFAULTS = project_defaults(ROOT)
+PROD_VALUES = dict(read_stack_file(stack_file("v100-prod"), PROJECT_DIR).values)
+DEFAULTS = project_defaults(PROJECT_DIR)
 
 
 def test_a_restated_project_default_never_wins_over_the_release() -> None:
@@ -56,7 +56,7 @@ def test_a_restated_project_default_never_wins_over_the_release() -> None:
     default_tag = DEFAULTS[P + "image"]["tag"]
     assert default_tag != "v0.20.2"
     stack = {**PROD_VALUES, P + "image": {**PROD_VALUES[P + "image"], "tag": default_tag}}
-    spec = promoted_spec(stack, set(), Promotion(SOURCE, "v100-prod", release), DEFAULTS, ROOT)
+    spec = promoted_spec(stack, set(), Promotion(SOURCE, "v100-prod", release), DEFAULTS, PROJECT_DIR)
     assert spec.settings.image.tag == "v0.20.2"
 
 
@@ -88,7 +88,7 @@ def test_restating_the_release_or_the_project_default_deploys_the_release(data: 
         value = default if use_default else release[section].get(key)
         if value is not None:
             stack[P + section] = {**(stack.get(P + section) or {}), key: value}
-    spec = promoted_spec(stack, set(), Promotion(SOURCE, "v100-prod", release), DEFAULTS, ROOT)
+    spec = promoted_spec(stack, set(), Promotion(SOURCE, "v100-prod", release), DEFAULTS, PROJECT_DIR)
     _assert_deployed_from(spec, release)
 
 
@@ -100,7 +100,7 @@ def test_restating_anything_else_is_refused_or_deploys_the_release(data: st.Data
     for section, key in data.draw(st.lists(st.sampled_from(sorted(RELEASE_VALUES)), unique=True, min_size=1)):
         stack[P + section] = {**(stack.get(P + section) or {}), key: data.draw(STACK_VALUES)}
     try:
-        spec = promoted_spec(stack, set(), Promotion(SOURCE, "v100-prod", release), DEFAULTS, ROOT)
+        spec = promoted_spec(stack, set(), Promotion(SOURCE, "v100-prod", release), DEFAULTS, PROJECT_DIR)
     except ConfigError as refused:
         assert {f.code for f in refused.findings} <= {"release-key-overridden"}, refused.findings
         return

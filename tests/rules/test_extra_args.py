@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from tests.rules.boundary import Boundary, check_boundary, findings
 from tests.rules.test_flag_values import BOUNDARIES as VALUE_BOUNDARIES
 from tests.stack_builders import edit, shipped_settings, spec_of
@@ -99,11 +99,11 @@ def test_shipped_stacks_pass_with_typical_extra_args() -> None:
 
 def test_check_refuses_an_alias_of_a_typed_key_from_a_stack_file(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    text = (ROOT / "Pulumi.a100.yaml").read_text(encoding="utf-8")
+    text = (stack_file("a100")).read_text(encoding="utf-8")
     engine = "  vllm-serving:engine:\n"
     assert text.count(engine) == 1
     stack = tmp_path / "Pulumi.alias.yaml"
     stack.write_text(text.replace(engine, engine + "    extraArgs: [--enforce-eager, -pp, '2']\n"), encoding="utf-8")
-    assert main(["--project-dir", str(ROOT), "check", "--config-file", str(stack)]) == 1
+    assert main(["--project-dir", str(PROJECT_DIR), "check", "--config-file", str(stack)]) == 1
     out = capsys.readouterr().out
     assert f"ERROR extra-arg-typed-key {item(1)}: vLLM reads this item as --pipeline-parallel-size" in out

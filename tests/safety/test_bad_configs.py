@@ -14,7 +14,8 @@ from pathlib import Path
 import pulumi
 import pytest
 
-from tests.pulumi_harness import ROOT, ProgramFailed, stack_config
+from tests.paths import PROJECT_DIR, ROOT, stack_file
+from tests.pulumi_harness import ProgramFailed, stack_config
 from tests.safety.helpers import BAD_CONFIGS, VLLM_STACK
 from vllm_serving.cli import main
 from vllm_serving.stack_files.namespaces import is_misspelt_project
@@ -81,10 +82,10 @@ def test_table_and_files_agree() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
 def test_check_refuses_with_key_and_fix(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["--project-dir", str(ROOT), "check", "--config-file", str(case.path)])
+    code = main(["--project-dir", str(PROJECT_DIR), "check", "--config-file", str(case.path)])
     captured = capsys.readouterr()
     text = captured.out + captured.err
-    assert code == 1, text
+    assert code == (2 if case.key == FILE_KEY else 1), text  # a file that cannot be read is unusable input
     assert not TRACEBACK.search(text), text
     assert "internal error" not in text, text
     lines = [line for line in text.splitlines() if f" {case.expected_key()}: " in line]
@@ -106,13 +107,14 @@ def test_program_registers_nothing(case: Case, program: object) -> None:
 
 
 def test_console_script_end_to_end_has_no_traceback() -> None:
-    """The installed `vllm-stack` over the whole corpus at once: exit 1, findings, no traceback."""
+    """The installed `vllm-stack` over the whole corpus at once: exit 2 (some files cannot be read),
+    every finding, no traceback."""
     argv = [str(VLLM_STACK), "check"]
     for case in CASES:
         argv += ["--config-file", str(case.path)]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False, timeout=60)
+    done = subprocess.run(argv, cwd=PROJECT_DIR, capture_output=True, text=True, check=False, timeout=60)
     text = done.stdout + done.stderr
-    assert done.returncode == 1, text
+    assert done.returncode == 2, text
     assert not TRACEBACK.search(text), text
     for case in CASES:
         assert any(f" {case.expected_key()}: " in line for line in text.splitlines()), case.file
@@ -121,9 +123,9 @@ def test_console_script_end_to_end_has_no_traceback() -> None:
 @pytest.mark.parametrize("name", ["empty.yaml", "not-yaml.yaml", "no-config.yaml"])
 def test_unusable_file_is_one_clear_line(name: str) -> None:
     done = subprocess.run([str(VLLM_STACK), "check", "--config-file", str(BAD_CONFIGS / name)],
-                          cwd=ROOT, capture_output=True, text=True, check=False, timeout=60)
+                          cwd=PROJECT_DIR, capture_output=True, text=True, check=False, timeout=60)
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert len([line for line in lines if line.startswith("ERROR")]) == 1, lines
     assert not TRACEBACK.search(done.stdout + done.stderr)
 
@@ -136,11 +138,11 @@ def test_kubernetes_name_errors_are_caught_before_any_resource(
     """Valid Docker names, invalid Kubernetes names, on a Kubernetes stack."""
     import yaml
 
-    data = yaml.safe_load((ROOT / "Pulumi.a100-k8s.yaml").read_text())
+    data = yaml.safe_load((stack_file("a100-k8s")).read_text())
     data["config"][f"vllm-serving:{section}"][key] = value
     path = tmp_path / "Pulumi.k8s-name.yaml"
     path.write_text(yaml.safe_dump(data))
-    assert main(["--project-dir", str(ROOT), "check", "--config-file", str(path)]) == 1
+    assert main(["--project-dir", str(PROJECT_DIR), "check", "--config-file", str(path)]) == 1
     with pytest.raises(ProgramFailed) as failed:
         program(stack_config(path), stack="bad")  # type: ignore[operator]
     assert failed.value.resources == []

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.conftest import shipped_stack
-from tests.pulumi_harness import ROOT
+from tests.paths import stack_file
 from tests.safety.helpers import SENTINELS, run_cli, stacks_of_kind
 
 P = "vllm-serving:"
@@ -56,7 +56,7 @@ def test_kubernetes_pod_is_locked_down(program: Any, stack: str) -> None:
 ])
 def test_risky_settings_are_flagged_by_check(tmp_path: Path, section: str, setting: dict[str, Any],
                                              code: str) -> None:
-    data = yaml.safe_load((ROOT / f"Pulumi.{DOCKER[0]}.yaml").read_text())
+    data = yaml.safe_load(stack_file(DOCKER[0]).read_text())
     data["config"][P + section] = {**data["config"][P + section], **setting}
     path = tmp_path / "Pulumi.risky.yaml"
     path.write_text(yaml.safe_dump(data))

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import shipped_stack
-from tests.pulumi_harness import ROOT, ProgramRun, plain_text
+from tests.paths import ROOT
+from tests.pulumi_harness import ProgramRun, plain_text
 from tests.safety.helpers import SENTINELS, mapping_reversed, stack_files, stacks_of_kind
 from vllm_serving.units import go_duration
 

@@ -19,7 +19,8 @@ import pytest
 import yaml
 
 from tests.conftest import shipped_stack
-from tests.pulumi_harness import ROOT, SECRET_SIG, ProgramRun, Registered, plain_text, secret_paths, stack_config
+from tests.paths import PROJECT_DIR
+from tests.pulumi_harness import SECRET_SIG, ProgramRun, Registered, plain_text, secret_paths, stack_config
 from tests.safety.helpers import SENTINELS, run_cli, stack_files, stacks_of_kind
 from vllm_serving.cli.render import FORMATS, secret_variable
 from vllm_serving.settings import SECRET_KEYS
@@ -119,7 +120,7 @@ def test_kubernetes_secrets_only_in_secret_objects(program: Any, stack: str) -> 
 @pytest.fixture
 def secret_project(tmp_path: Path) -> Path:
     """The shipped stack files with every secret declared (`secure:`) and a registry user."""
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     for path in stack_files():
         data = yaml.safe_load(path.read_text())
         image = data["config"].get("vllm-serving:image") or stack_config(path)["vllm-serving:image"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.cli import main
 
 LEAK = "hunter2-LEAKED-VALUE"
@@ -30,15 +30,15 @@ VERBS = [["check", "s"], ["check", "s", "--json"], ["plan", "s"], ["plan", "s", 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
-    shutil.copy(ROOT / "Pulumi.v100.yaml", tmp_path)
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    shutil.copy(stack_file("v100"), tmp_path)
     return tmp_path
 
 
 @pytest.mark.parametrize("place", PLACES)
 def test_no_verb_prints_a_secure_value(project: Path, place: str, capsys: pytest.CaptureFixture[str]) -> None:
     old, new = PLACES[place]
-    text = (ROOT / "Pulumi.v100.yaml").read_text(encoding="utf-8")
+    text = (stack_file("v100")).read_text(encoding="utf-8")
     assert old in text
     (project / "Pulumi.s.yaml").write_text(text.replace(old, new, 1))
     codes = set()
@@ -61,7 +61,7 @@ def test_a_secret_in_the_project_defaults_is_never_shown(project: Path, capsys: 
 
 def test_a_section_holding_a_secret_is_refused_by_name(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     old, new = PLACES["under a section key"]
-    (project / "Pulumi.s.yaml").write_text((ROOT / "Pulumi.v100.yaml").read_text().replace(old, new, 1))
+    (project / "Pulumi.s.yaml").write_text((stack_file("v100")).read_text().replace(old, new, 1))
     assert main(["--project-dir", str(project), "check", "s"]) == 1
     out = capsys.readouterr().out
     assert "ERROR config-secret-in-section vllm-serving:engine: " in out

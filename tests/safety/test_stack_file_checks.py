@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from tests.safety.helpers import run_cli
 from tests.safety.test_bad_configs import CASES, LEAK, TRACEBACK
 from vllm_serving.findings import ConfigError
@@ -25,8 +25,8 @@ SERVICE_CIPHERTEXT = "AAABAG5vdC1hLW5vbmNlIW5vdC1hLXJlYWwtdGFnISFrZXk="
 
 def _project(tmp_path: Path, extra: str, stack: str = "v100") -> Path:
     """A project whose `stack` file is the shipped one plus `extra` (indented under config:)."""
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
-    text = (ROOT / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8")
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    text = (stack_file(stack)).read_text(encoding="utf-8")
     (tmp_path / f"Pulumi.{stack}.yaml").write_text(text + extra, encoding="utf-8")
     return tmp_path
 
@@ -139,7 +139,7 @@ def test_loader_rows_of_the_corpus_are_refused_by_the_loader(case: object) -> No
     """A `[loader]` row is skipped by the program case; it must really be the loader that refuses."""
     path, key = case.path, case.key  # type: ignore[attr-defined]
     try:
-        problems = read_stack_file(path, ROOT).problems
+        problems = read_stack_file(path, PROJECT_DIR).problems
     except ConfigError as exc:
         problems = tuple(exc.findings)
     assert any(p.key == key for p in problems), problems

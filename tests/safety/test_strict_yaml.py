@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, ROOT, stack_file
 from vllm_serving.stack_files import strict_yaml
 from vllm_serving.stack_files.strict_yaml import MAX_DEPTH, MAX_FILE_BYTES, YamlRefused, load
 
@@ -36,7 +36,7 @@ def _refusal(text: str) -> YamlRefused:
 
 def _sound_yaml_files() -> Iterator[Path]:
     """The shipped stack files and the stack files tests use (not the refused corpus, not CRDs)."""
-    yield from sorted(ROOT.glob("Pulumi*.yaml"))
+    yield from sorted(PROJECT_DIR.glob("Pulumi*.yaml"))
     yield from sorted((ROOT / "tests" / "stacks").rglob("*.yaml"))
 
 
@@ -175,7 +175,7 @@ def test_other_shapes_a_stack_file_never_has(parser: object, text: str, fragment
 
 def test_a_bom_and_windows_line_ends_read_as_the_plain_file(parser: object) -> None:
     """Editors on Windows save both; YAML (and Pulumi's parser) take them, so the reader does."""
-    text = (ROOT / "Pulumi.a100.yaml").read_text(encoding="utf-8")
+    text = (stack_file("a100")).read_text(encoding="utf-8")
     assert load("\ufeff" + text.replace("\n", "\r\n")) == load(text)
 
 

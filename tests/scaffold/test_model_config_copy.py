@@ -15,7 +15,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.paths import FIXTURES, ROOT
+from tests.paths import FIXTURES, PROJECT_DIR, ROOT
 from vllm_serving.cli import build_parser, main
 from vllm_serving.cli.init import new_stack
 from vllm_serving.scaffold.engine_choice import DoesNotFit
@@ -30,7 +30,7 @@ QWEN35 = FIXTURES / "hf" / "qwen3.5-27b.config.json"
 def empty_project(tmp_path: Path) -> Path:
     project = tmp_path / "project"
     project.mkdir()
-    shutil.copy(ROOT / "Pulumi.yaml", project)
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", project)
     return project
 
 
@@ -102,7 +102,7 @@ def test_a_stack_file_made_meanwhile_takes_the_copy_back(empty_project: Path, mo
         return "config: {}\n"
 
     monkeypatch.setattr("vllm_serving.cli.init.stack_text", racing)
-    assert init(empty_project, QWEN3_4B) == 1
+    assert init(empty_project, QWEN3_4B) == 2  # an existing file is an argument init cannot use
     assert files(empty_project) == before | {"Pulumi.own.yaml"}
     assert (empty_project / "Pulumi.own.yaml").read_text() == "config: {}\n"
 

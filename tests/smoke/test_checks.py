@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from tests.smoke.conftest import KEY, MAX_MODEL_LEN, SERVED, StartServer
-from vllm_serving.smoke.checks import CHECKS, CheckResult, run_checks
+from vllm_serving.smoke import checks
+from vllm_serving.smoke.checks import CHECKS, NOT_RUN, CheckResult, run_checks
 from vllm_serving.smoke.expectations import Expectations, PlannedKv
 
 # the plan of a stack like the stand-in's: 4,000 blocks of 16 tokens, 512 blocks a full request
@@ -93,6 +94,8 @@ def test_a_wrong_key_is_reported_as_refused_and_never_shown(start_server: StartS
 
 def test_a_key_echoed_back_by_the_server_is_masked() -> None:
     def echo(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/health":
+            return httpx.Response(200)
         return httpx.Response(500, text=f"bad header {request.headers.get('Authorization')}")
 
     results = run_checks("http://127.0.0.1:9/v1", EXPECTED, api_key=KEY, timeout=5,
@@ -113,17 +116,44 @@ def test_a_hanging_server_fails_the_check_within_the_timeout(
     assert not results[check].ok
     assert results[check].detail.endswith("no answer within 0.5s (timeout)")
     assert results[check].seconds < 0.5 + 5
-    assert results["metrics"].ok  # the other checks still ran
+    if check == "health":  # nothing else can answer: the rest is not run
+        assert all(r.detail == NOT_RUN for n, r in results.items() if n not in ("health", "api-key"))
+    else:
+        assert results["metrics"].ok  # the other checks still ran
+
+
+def test_health_has_its_own_short_timeout(start_server: StartServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that takes the connection and never answers /health is found out in seconds,
+    not after --timeout (60 s by default), and nothing else is sent to it."""
+    monkeypatch.setattr(checks, "HEALTH_TIMEOUT_SECONDS", 0.3)
+    url = start_server(faults={"/health": "hang"})
+    started = time.monotonic()
+    results = run_checks(url, EXPECTED, api_key=None, timeout=60)
+    assert time.monotonic() - started < 10
+    assert _failed(results) == {"health": "GET /health: no answer within 0.3s (timeout)"}
+    assert [r.name for r in results if r.detail == NOT_RUN] == ["models", "chat", "reasoning", "tool-call",
+                                                               "metrics", "kv-cache"]
 
 
 def test_the_overall_deadline_stops_sending(start_server: StartServer) -> None:
-    url = start_server(faults={"/health": "hang"})
+    url = start_server(faults={"/v1/models": "hang"})
     started = time.monotonic()
     failed = _failed(run_checks(url, EXPECTED, api_key=None, timeout=30, deadline_seconds=0.5))
     assert time.monotonic() - started < 15  # well under one 30 s request timeout
-    assert "timeout" in failed["health"]
-    assert set(failed) == set(ORDER) - {"api-key"}
+    assert "timeout" in failed["models"]
+    assert set(failed) == set(ORDER) - {"api-key", "health"}
     assert failed["metrics"] == "/metrics: not sent, the overall deadline had passed"
+
+
+def test_each_result_is_handed_over_as_its_check_finishes(start_server: StartServer) -> None:
+    url = start_server(faults={"/v1/chat/completions": "hang"})
+    seen: list[tuple[str, float]] = []
+    started = time.monotonic()
+    run_checks(url, EXPECTED, api_key=None, timeout=0.5,
+               on_result=lambda r: seen.append((r.name, time.monotonic() - started)))
+    assert [name for name, _ in seen] == ORDER
+    when = dict(seen)
+    assert when["models"] < when["chat"] - 0.4  # models was out before chat's 0.5 s wait ended
 
 
 def test_malformed_json_fails_with_what_came_back(start_server: StartServer) -> None:
@@ -146,7 +176,7 @@ def test_nothing_listening_fails_every_check_quickly() -> None:
     started = time.monotonic()
     results = run_checks(f"http://127.0.0.1:{port}/v1", EXPECTED, api_key=None, timeout=30)
     assert time.monotonic() - started < 15  # refused at once: no check waits for its 30 s timeout
-    assert all(r.detail.startswith(f"cannot connect to http://127.0.0.1:{port}") for r in results if not r.ok)
+    assert _failed(results) == {"health": f"cannot connect to http://127.0.0.1:{port}: [Errno 111] Connection refused"}
     assert not any(r.ok and not r.skipped for r in results)
 
 
@@ -190,7 +220,7 @@ def test_metrics_missing_a_name_fail() -> None:
     def old_metrics(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/metrics":
             return httpx.Response(200, text="vllm:num_requests_running 0\nvllm:gpu_cache_usage_perc 0\n")
-        return httpx.Response(404)
+        return httpx.Response(200 if request.url.path == "/health" else 404)
 
     failed = _failed(run_checks("http://127.0.0.1:9/v1", EXPECTED, api_key=None, timeout=5,
                                 transport=httpx.MockTransport(old_metrics)))

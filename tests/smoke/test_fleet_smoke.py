@@ -15,7 +15,7 @@ import yaml
 
 from tests.docker_engine.standin.server import ServerConfig, StandinServer, serve
 from tests.fleet.fleet_stacks import FLEET_FILE, IDS
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR
 from tests.smoke.verb import smoke_verb
 from vllm_serving.smoke.expectations import expectations_from_spec
 from vllm_serving.stack_files.loader import load_spec, stack_path
@@ -28,7 +28,7 @@ StartFleet = Callable[..., Path]
 
 def _project(directory: Path, port: int) -> Path:
     """The fleet test stack with each host's publicHost a loopback address and hostPort `port`."""
-    shutil.copy(ROOT / "Pulumi.yaml", directory)
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", directory)
     doc: dict[str, Any] = yaml.safe_load(FLEET_FILE.read_text())
     for host, address in zip(doc["config"]["vllm-serving:target"]["hosts"], ADDRESSES.values(), strict=True):
         host["publicHost"] = address
@@ -126,5 +126,5 @@ def test_an_unknown_host_exits_2_naming_the_hosts(start_fleet: StartFleet, capsy
 
 
 def test_host_on_a_one_server_stack_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert smoke_verb(ROOT, "v100", "--host", "gpu01") == 2
+    assert smoke_verb(PROJECT_DIR, "v100", "--host", "gpu01") == 2
     assert "has no target.hosts" in capsys.readouterr().err

@@ -12,17 +12,17 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from tests.smoke.conftest import KEY, StartServer
 from tests.smoke.verb import smoke_verb
 from vllm_serving.smoke.expectations import Expectations, expectations_from_spec
-from vllm_serving.stack_files.loader import load_spec, stack_path
+from vllm_serving.stack_files.loader import load_spec
 
 
 def _project(tmp_path: Path, base_url: str | None = None, api_key: bool = False) -> Path:
     """A copy of the v100 stack; with `base_url`, its network section points there (loopback only)."""
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
-    doc: dict[str, Any] = yaml.safe_load((ROOT / "Pulumi.v100.yaml").read_text())
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    doc: dict[str, Any] = yaml.safe_load((stack_file("v100")).read_text())
     if base_url is not None:
         port = urlsplit(base_url).port
         doc["config"]["vllm-serving:network"] = {"hostPort": port, "bindAddress": "127.0.0.1"}
@@ -33,8 +33,8 @@ def _project(tmp_path: Path, base_url: str | None = None, api_key: bool = False)
 
 
 def test_expectations_come_from_the_resolved_stacks() -> None:
-    v100 = expectations_from_spec(load_spec(stack_path(ROOT, "v100"), "v100", ROOT))
-    a100 = expectations_from_spec(load_spec(stack_path(ROOT, "a100"), "a100", ROOT))
+    v100 = expectations_from_spec(load_spec(stack_file("v100"), "v100", PROJECT_DIR))
+    a100 = expectations_from_spec(load_spec(stack_file("a100"), "a100", PROJECT_DIR))
     assert replace(v100, kv_cache=None) == Expectations("qwen3.5-27b", 8192, reasoning=True, tool_calling=True,
                                                         api_key=False)
     # no servedName: vLLM serves the model under its path
@@ -89,17 +89,17 @@ def test_a_hanging_server_fails_within_the_timeout(
     assert "no answer within 0.3s (timeout)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("stack_text, named", [
-    (None, "no such stack file"),
-    ("config: [unclosed\n", "is not valid YAML"),
-    ("config:\n  vllm-serving:engine:\n    maxModelLen: 8k\n", "vllm-serving:engine.maxModelLen"),
+@pytest.mark.parametrize("stack_text, named, code", [
+    (None, "no such stack file", 2),  # unreadable: 2, as in every verb (cli/exits.py)
+    ("config: [unclosed\n", "is not valid YAML", 2),
+    ("config:\n  vllm-serving:engine:\n    maxModelLen: 8k\n", "vllm-serving:engine.maxModelLen", 1),  # findings
 ])
-def test_an_unreadable_stack_exits_2_naming_the_problem(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], stack_text: str | None, named: str) -> None:
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
+def test_a_stack_smoke_cannot_use_exits_naming_the_problem(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], stack_text: str | None, named: str, code: int) -> None:
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
     if stack_text is not None:
         (tmp_path / "Pulumi.broken.yaml").write_text(stack_text)
-    assert smoke_verb(tmp_path, "broken", "--base-url", "http://127.0.0.1:9/v1") == 2
+    assert smoke_verb(tmp_path, "broken", "--base-url", "http://127.0.0.1:9/v1") == code
     out, err = capsys.readouterr()
     assert out == ""
     assert named in err

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from tests.stack_builders import shipped_settings
 from vllm_serving.cli import main
 from vllm_serving.findings import ConfigError
@@ -39,9 +39,9 @@ def test_every_name_pulumi_takes_is_taken(name: str) -> None:
 @pytest.mark.parametrize("name", ["a b", "x\ny: 1", "a:b", "$(id)", 'q"z', "a#b"])
 def test_a_stack_file_whose_name_is_no_stack_name_is_refused(tmp_path: Path, name: str,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
     path = tmp_path / f"Pulumi.{name}.yaml"
-    shutil.copy(ROOT / "Pulumi.v100.yaml", path)
+    shutil.copy(stack_file("v100"), path)
     with pytest.raises(ConfigError) as refused:
         load_spec(path, project_dir=tmp_path)
     assert refused.value.findings[0].code == "stack-name-invalid"
@@ -54,7 +54,7 @@ def test_a_stack_file_whose_name_is_no_stack_name_is_refused(tmp_path: Path, nam
 
 @pytest.mark.parametrize("name", ["a b", "x\nkey: 1", "v100\n"])
 def test_init_refuses_such_a_name(tmp_path: Path, name: str) -> None:
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
     assert main(["--project-dir", str(tmp_path), "init", name, "--gpu", "A100-80GB", "--count", "2",
                  "--model", "Qwen3.5-27B"]) == 2
     assert list(tmp_path.glob("Pulumi.*.yaml")) == []
@@ -62,9 +62,9 @@ def test_init_refuses_such_a_name(tmp_path: Path, name: str) -> None:
 
 def test_renders_of_a_valid_name_hold_it_only_as_a_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A name Pulumi takes - dots, a leading digit, `true`-like - stays one value in the alert rules."""
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
     for name in ("1.5", "true", "...", "_x-"):
-        shutil.copy(ROOT / "Pulumi.v100.yaml", tmp_path / f"Pulumi.{name}.yaml")
+        shutil.copy(stack_file("v100"), tmp_path / f"Pulumi.{name}.yaml")
         assert main(["--project-dir", str(tmp_path), "render", name, "--format", "alerts"]) == 0
         rules = yaml.safe_load(capsys.readouterr().out)["groups"][0]["rules"]
         assert {rule["labels"]["stack"] for rule in rules} == {name}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.paths import PROJECT, ROOT
+from tests.paths import PROJECT, PROJECT_DIR, stack_file
 from tests.pulumi_harness import run_program, stack_config
 from vllm_serving.engine.release_registry import known_versions
 from vllm_serving.planner.capacity import PINNED_VLLM_VERSION
@@ -34,14 +34,14 @@ def docker_name(reference: str) -> str:
 @pytest.fixture
 def minimal(tmp_path: Path) -> Path:
     """The minimal stack file in a project holding the repository's Pulumi.yaml."""
-    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    (tmp_path / "Pulumi.yaml").write_text((PROJECT_DIR / "Pulumi.yaml").read_text())
     path = tmp_path / "Pulumi.mine.yaml"
     path.write_text(yaml.safe_dump(MINIMAL))
     return path
 
 
 def test_the_project_default_is_the_public_image_at_the_pinned_release() -> None:
-    image = project_defaults(ROOT)[f"{PROJECT}:image"]
+    image = project_defaults(PROJECT_DIR)[f"{PROJECT}:image"]
     assert image == {"repository": "vllm/vllm-openai", "tag": PINNED_TAG}
     assert PINNED_TAG.removeprefix("v") in known_versions()  # the rules have this release's registry
 
@@ -63,7 +63,7 @@ def test_under_pulumi_it_registers_no_registry_auth(minimal: Path) -> None:
 
 @pytest.mark.parametrize("stack", ["v100", "v100-staging", "v100-prod"])
 def test_the_seed_000_stacks_keep_their_harbor_and_user(stack: str) -> None:
-    image = load_spec(ROOT / f"Pulumi.{stack}.yaml", stack, ROOT).settings.image
+    image = load_spec(stack_file(stack), stack, PROJECT_DIR).settings.image
     assert (image.registry, image.repository, image.tag, image.username) == (
         "192.168.122.156:30000", "vllm/vllm-openai", PINNED_TAG, "admin")
 

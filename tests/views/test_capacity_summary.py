@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR
 from vllm_serving.cli import main
 
 
 def _capacity(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(["--project-dir", str(ROOT), "capacity", *args])
+    code = main(["--project-dir", str(PROJECT_DIR), "capacity", *args])
     return code, capsys.readouterr().out
 
 
@@ -60,11 +60,11 @@ def test_the_answer_shows_the_error_band_and_the_pessimistic_figures(capsys: pyt
 
 def test_plan_leads_with_the_capacity_answer_and_keeps_raw_fields_for_json(
         capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--project-dir", str(ROOT), "plan", "a100"]) == 0
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", "a100"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("Qwen3.6-27B-FP8 on 4 x A100-80GB (TP 4), vLLM v0.19.1")
     assert out.splitlines()[1].startswith("  Answer:")
     assert "linear_state_bytes_per_seq_per_gpu" not in out and "vllm_logged_kv_tokens" not in out
-    assert main(["--project-dir", str(ROOT), "plan", "a100", "--json"]) == 0
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", "a100", "--json"]) == 0
     capacity = json.loads(capsys.readouterr().out)["capacity"]
     assert {"linear_state_bytes_per_seq_per_gpu", "pessimistic_max_concurrency"} <= set(capacity)

@@ -7,7 +7,7 @@ from typing import Any, get_args, get_origin
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import PROJECT_DIR, stack_file
 from tests.stack_builders import edit, make_spec, shipped_settings, spec_of
 from vllm_serving.settings.stack import SECTIONS as SETTINGS_SECTIONS
 from vllm_serving.settings.stack import StackSettings
@@ -28,7 +28,7 @@ from vllm_serving.views.stack_diff import (
 
 @cache
 def shipped(stack: str) -> ServingSpec:
-    return load_spec(ROOT / f"Pulumi.{stack}.yaml", stack, ROOT)
+    return load_spec(stack_file(stack), stack, PROJECT_DIR)
 
 
 def by_key(changes: list[Change]) -> dict[tuple[str, str], tuple[str | None, str | None]]:
@@ -147,8 +147,8 @@ def test_the_view_covers_every_section() -> None:
 
 
 def test_promoting_staging_to_prod_changes_only_the_host_the_release_source_and_protection() -> None:
-    staging = load_spec(ROOT / "Pulumi.v100-staging.yaml", "v100-staging", ROOT)
-    prod = load_spec(ROOT / "Pulumi.v100-prod.yaml", "v100-prod", ROOT)
+    staging = load_spec(stack_file("v100-staging"), "v100-staging", PROJECT_DIR)
+    prod = load_spec(stack_file("v100-prod"), "v100-prod", PROJECT_DIR)
     changes = stack_diff(staging, prod)
     assert {c.section for c in changes} == {"target", "model", "release", "endpoints"}
     # production keeps its weights volume from `pulumi destroy`

@@ -6,10 +6,9 @@ Kubernetes product labels are those NVIDIA's GPU feature discovery sets (`nvidia
 
 from __future__ import annotations
 
-import difflib
-import re
-
 from pydantic import BaseModel, ConfigDict
+
+from vllm_serving.catalog.names import Lookup, compact, lookup, tokens
 
 
 class GpuSpec(BaseModel):
@@ -169,32 +168,37 @@ def find_gpu(name: str) -> GpuSpec | None:
 
 
 # Words nvidia-smi and node labels put around the model name ("Tesla V100-SXM2-32GB",
-# "NVIDIA A100-SXM4-80GB", "NVIDIA-GeForce-RTX-4090").
-_VENDOR_WORDS = re.compile(r"^(?:nvidia|tesla|geforce|quadro)[-\s_]+", re.IGNORECASE)
+# "NVIDIA A100-SXM4-80GB", "NVIDIA-GeForce-RTX-4090"): they say nothing about which card it is.
+VENDOR_WORDS = frozenset({"nvidia", "tesla", "geforce", "quadro"})
 
 
-def _folded(name: str) -> str:
-    """`Tesla V100-SXM2-32GB` -> `v100-sxm2-32gb`: vendor words off, spaces and '_' as '-'."""
-    text = name.strip()
-    while _VENDOR_WORDS.match(text):
-        text = _VENDOR_WORDS.sub("", text, count=1)
-    return re.sub(r"[\s_]+", "-", text).lower()
+def _spellings() -> dict[str, tuple[str, str]]:
+    """Compact spelling -> (catalog name, what it is): the node label, which is nvidia-smi's name
+    with spaces as dashes (GPU feature discovery), with and without the vendor words; the aliases."""
+    found: dict[str, tuple[str, str]] = {}
+    for gpu in GPUS.values():
+        label_words = tokens(gpu.product_label)
+        found.setdefault(compact(gpu.product_label), (gpu.name, "nvidia-smi's name, or the node label"))
+        found.setdefault("".join(w for w in label_words if w not in VENDOR_WORDS),
+                         (gpu.name, "nvidia-smi's name without the vendor"))
+    for alias, name in GPU_ALIASES.items():
+        found.setdefault(compact(alias), (name, "an alias"))
+    return found
+
+
+_SPELLINGS = _spellings()
+_WORDS = {g.name: frozenset(tokens(g.name)) | frozenset(tokens(g.product_label)) for g in GPUS.values()}
+
+
+def lookup_gpu(typed: str) -> Lookup:
+    """The catalog GPU a typed name means (names.lookup): `4090`, `rtx4090`, `NVIDIA GeForce RTX
+    4090` and `NVIDIA-GeForce-RTX-4090` are each taken as RTX-4090, and said so."""
+    return lookup(typed, list(GPUS), _SPELLINGS, _WORDS, VENDOR_WORDS)
 
 
 def suggest_gpu(name: str) -> list[str]:
-    """Catalog names for a name as people write it: nvidia-smi's or the node label's spelling
-    first (exact), else the family's entries (`a100`: every A100), else the closest spellings."""
-    folded = _folded(name)
-    spelt: dict[str, str] = {}
-    for gpu in GPUS.values():
-        for form in (gpu.name, _folded(gpu.product_label)):
-            spelt.setdefault(_folded(form), gpu.name)
-    spelt.update(GPU_ALIASES)
-    if folded in spelt:
-        return [spelt[folded]]
-    family = [g for g in GPUS if _folded(g).startswith(f"{folded}-") or _folded(g).split("-")[0] == folded]
-    family += [g for g in GPUS if folded.startswith(f"{_folded(g)}-") and g not in family]
-    if family:
-        return family[:4]
-    close = difflib.get_close_matches(folded, list(spelt), n=6, cutoff=0.4)
-    return list(dict.fromkeys(spelt[c] for c in close))[:3]
+    """Catalog names for a name a stack file misspells: the one entry it means (nvidia-smi's or
+    the node label's spelling, a unique part), else the entries sharing it (`a100`: every A100),
+    else the closest spellings."""
+    found = lookup_gpu(name)
+    return [found.name] if found.name is not None else list(found.candidates)

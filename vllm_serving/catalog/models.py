@@ -9,7 +9,7 @@ release that runs it); tests/catalog holds the config.json copies and checks the
 
 from __future__ import annotations
 
-import difflib
+import dataclasses
 import json
 from importlib import resources
 from typing import Literal
@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from vllm_serving.catalog.checkpoint import checkpoint_bytes
+from vllm_serving.catalog.names import Lookup, compact, lookup, tokens
 
 WeightDtype = Literal["bfloat16", "float16", "float32"]
 
@@ -28,7 +29,6 @@ class _Facts(BaseModel):
         extra="forbid",
         alias_generator=to_camel,
         populate_by_name=True,
-        use_attribute_docstrings=True,
     )
 
 
@@ -273,5 +273,27 @@ def find_model(name: str) -> ModelArchitecture | None:
     return by_lower.get(name.lower())
 
 
+HUGGING_FACE = "https://huggingface.co/"
+
+
+def hugging_face_id(entry: CatalogEntry) -> str:
+    """`Qwen/Qwen3-8B`: the repository of the entry's source config.json."""
+    return entry.source.removeprefix(HUGGING_FACE).split("/blob/")[0]
+
+
+_SPELLINGS = {compact(hugging_face_id(e)): (name, "its Hugging Face id") for name, e in CATALOG.items()}
+_WORDS = {name: frozenset(tokens(name)) | frozenset(tokens(hugging_face_id(e))) for name, e in CATALOG.items()}
+
+
+def lookup_model(typed: str) -> Lookup:
+    """The catalog model a typed name means (names.lookup): `Qwen/Qwen3-8B`, its URL and
+    `qwen3 8b` are each taken as Qwen3-8B, and said so; another organisation's upload of the same
+    name (`someone/Qwen3-8B`) is not taken (it may be another quantisation), only suggested."""
+    found = lookup(typed.strip().removeprefix(HUGGING_FACE), list(MODELS), _SPELLINGS, _WORDS)
+    return dataclasses.replace(found, typed=typed)
+
+
 def suggest_model(name: str) -> list[str]:
-    return difflib.get_close_matches(name, list(MODELS), n=3, cutoff=0.4)
+    """Catalog names for a name a stack file misspells: the one it means, else the candidates."""
+    found = lookup_model(name)
+    return [found.name] if found.name is not None else list(found.candidates)

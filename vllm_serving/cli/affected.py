@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from vllm_serving.cli.exits import Unusable
+from vllm_serving.cli.verbs import verb_help
 from vllm_serving.release.promotion import promote_from
 from vllm_serving.settings.text_checks import stack_name_problem
 from vllm_serving.stack_files.loader import read_stack_file, stack_path
@@ -25,7 +27,7 @@ from vllm_serving.views.affected_stacks import affected_stacks, stack_of
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "affected", help="stacks whose `pulumi preview` the changes since a git ref can alter",
+        "affected", help=verb_help("affected"),
         description="Compare HEAD with the merge base of REF (git diff REF...HEAD) and print the "
                     "stacks to preview: all of them when program code or dependencies changed, "
                     "else those whose Pulumi.<stack>.yaml changed. Docs and tests affect none.")
@@ -76,19 +78,16 @@ def promotes(project_dir: Path, stack: str) -> bool:
 def run(args: argparse.Namespace) -> int:
     project: Path = args.project_dir
     if args.base.startswith("-"):  # would reach git as an option
-        print(f"vllm-stack: --base {args.base!r} is not a git ref", file=sys.stderr)
-        return 2
+        raise Unusable(f"--base {args.base!r} is not a git ref")
     try:
         changed = changed_paths(project, args.base)
     except (OSError, RuntimeError) as exc:
-        print(f"vllm-stack: git diff {args.base}...HEAD failed: {exc}", file=sys.stderr)
-        return 2
+        raise Unusable(f"git diff {args.base}...HEAD failed: {exc}") from None
     if args.include_uncommitted:
         try:
             changed += uncommitted_paths(project)
         except (OSError, RuntimeError) as exc:
-            print(f"vllm-stack: reading the working tree's changes failed: {exc}", file=sys.stderr)
-            return 2
+            raise Unusable(f"reading the working tree's changes failed: {exc}") from None
     existing = (stack_of(path.name) for path in project.glob("Pulumi.*.yaml"))
     # a file name that is no stack name (a line break in it would forge a line of the output) is
     # no stack Pulumi could preview

@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from vllm_serving.cli.stacks import STACK_HELP, load_stack
+from vllm_serving.cli.verbs import verb_help
 from vllm_serving.findings import ConfigError
 from vllm_serving.planner.calibration import Row, compare, corpus_case, predicted_for_log
 from vllm_serving.planner.capacity import spec_inputs
@@ -33,7 +34,7 @@ MAX_LOG_BYTES = 64 * 2**20  # a start-up log is megabytes; more is not a start-u
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
-        "calibrate", help="compare a stack's plan with a vLLM start-up log, term by term",
+        "calibrate", help=verb_help("calibrate"),
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("stack", metavar="STACK", help=STACK_HELP)
     parser.add_argument("log", metavar="LOG", help="the start-up log: a file, or - for standard input")

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any, get_args
 
 from vllm_serving import rules
-from vllm_serving.catalog.gpus import GPUS, GpuSpec, find_gpu, suggest_gpu
+from vllm_serving.catalog.gpus import GpuSpec
 from vllm_serving.catalog.hf_config import load_hf_config
-from vllm_serving.catalog.models import MODELS, ModelArchitecture, find_model, suggest_model
+from vllm_serving.catalog.models import ModelArchitecture
 from vllm_serving.cli.capacity_tp import choose_tp
+from vllm_serving.cli.exits import Unusable
+from vllm_serving.cli.typed_names import UnusableName, gpu_named, model_named
+from vllm_serving.cli.verbs import verb_help
 from vllm_serving.findings import PROJECT, ConfigError, Finding
 from vllm_serving.planner.capacity import (
     PINNED_VLLM_VERSION,
@@ -90,7 +92,7 @@ def _pinned_tag(project_dir: Path) -> tuple[str, str]:
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "capacity", help="KV-cache size and concurrency for a stack, or a model on a GPU",
+        "capacity", help=verb_help("capacity"),
         description="Whether a model fits, its longest context and concurrency, and each amount vLLM "
                     "subtracts before sizing the KV cache (with the vLLM file it comes from), for a stack "
                     "or for the flags below; then the findings `check` would print.")
@@ -136,31 +138,22 @@ def register(subparsers: Any) -> None:
 
 
 def _error(message: str) -> int:
-    print(f"vllm-stack capacity: {message}", file=sys.stderr)
-    return 1
+    raise Unusable(message)  # a bad argument: exit 2, as JSON under --json (cli/exits.py)
 
 
 def _config_errors(findings: list[Finding]) -> int:
-    for finding in findings:
-        print(finding.line(), file=sys.stderr)
-    return 1
-
-
-def _suggest(name: str, known: list[str], close: list[str]) -> str:
-    """Catalog names containing `name` (any case), else difflib's, else all of them."""
-    hits = [k for k in known if name.lower() in k.lower()]
-    return ", ".join(hits[:4] or close or known)
+    raise ConfigError(findings)  # exit 1 (2 for an unreadable stack), as JSON under --json
 
 
 def _model(args: argparse.Namespace) -> ModelArchitecture | str:
     """The model, or an error message with suggestions."""
     if args.model_config is not None:
         return load_hf_config(args.model_config)  # ConfigError -> finding lines, exit 1
-    model = find_model(args.model)
-    if model is None:
-        close = _suggest(args.model, list(MODELS), suggest_model(args.model))
-        return f"unknown model '{args.model}'; did you mean {close}? (or use --model-config PATH)"
-    return model
+    try:
+        args.model, model = model_named(args.model)  # the catalog's spelling from here on
+        return model
+    except UnusableName as exc:
+        return f"{exc} (or use --model-config PATH)"
 
 
 def _ad_hoc_problem(args: argparse.Namespace) -> str | None:
@@ -256,10 +249,10 @@ def _answer(args: argparse.Namespace) -> tuple[ServingSpec, CapacityInputs, list
     model = _model(args)
     if isinstance(model, str):
         return _error(model)
-    gpu = find_gpu(args.gpu)
-    if gpu is None:
-        close = _suggest(args.gpu, list(GPUS), suggest_gpu(args.gpu))
-        return _error(f"unknown GPU '{args.gpu}'; did you mean {close}?")
+    try:
+        gpu = gpu_named(args.gpu)
+    except UnusableName as exc:
+        return _error(str(exc))
     try:
         spec, version_source = _ad_hoc_spec(args, model, gpu)
         if args.tp is None:  # the smallest TP that fits, said in the summary

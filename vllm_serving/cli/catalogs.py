@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 from typing import Any
 
 from vllm_serving.catalog.gpus import GPU_ALIASES, GPUS, GpuSpec
-from vllm_serving.catalog.models import CATALOG, CatalogEntry
+from vllm_serving.catalog.models import CATALOG, CatalogEntry, hugging_face_id
+from vllm_serving.cli.verbs import verb_help
+
+TYPED_NAMES = ("--gpu and --model (init, capacity) also take the names people have at hand: nvidia-smi's "
+               "name (NVIDIA GeForce RTX 4090), the node label, a Hugging Face id (Qwen/Qwen3-8B), or a part "
+               "only one entry has (4090), and say which entry they took; a stack file names the entry or an "
+               "alias.")
 
 
 def register(sub: Any) -> None:
-    gpus = sub.add_parser("gpus", help="list the GPU catalog (names for hardware.gpu)")
+    gpus = sub.add_parser("gpus", help=verb_help("gpus"))
     gpus.add_argument("--json", action="store_true", help="machine-readable output")
     gpus.set_defaults(func=run_gpus)
-    models = sub.add_parser("models", help="list the model catalog (names for model.name)")
+    models = sub.add_parser("models", help=verb_help("models"))
     models.add_argument("--json", action="store_true", help="machine-readable output: every fact and its source")
     models.set_defaults(func=run_models)
 
@@ -29,18 +36,22 @@ def _cc(gpu: GpuSpec) -> str:
     return f"{gpu.compute_capability[0]}.{gpu.compute_capability[1]}"
 
 
+def _aliases(gpu: GpuSpec) -> list[str]:
+    return sorted(alias for alias, name in GPU_ALIASES.items() if name == gpu.name)
+
+
 def run_gpus(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([
             {"name": g.name, "computeCapability": _cc(g), "memoryMib": g.memory_mib,
              "memoryGib": round(g.memory_gib, 1), "architecture": g.architecture, "productLabel": g.product_label,
-             "bf16": g.supports_bf16, "fp8": g.supports_fp8_w8a8,
-             "aliases": sorted(alias for alias, name in GPU_ALIASES.items() if name == g.name)}
+             "bf16": g.supports_bf16, "fp8": g.supports_fp8_w8a8, "aliases": _aliases(g)}
             for g in GPUS.values()], indent=2))
         return 0
-    print(_table(("GPU", "CC", "GiB", "ARCHITECTURE", "KUBERNETES LABEL (nvidia.com/gpu.product)"),
-                 [(g.name, _cc(g), f"{round(g.memory_gib, 1):g}", g.architecture, g.product_label)
-                  for g in GPUS.values()]))
+    print(_table(("GPU", "CC", "GiB", "ARCHITECTURE", "KUBERNETES LABEL (nvidia.com/gpu.product)", "ALIASES"),
+                 [(g.name, _cc(g), f"{round(g.memory_gib, 1):g}", g.architecture, g.product_label,
+                   ", ".join(_aliases(g))) for g in GPUS.values()]))
+    print("\n" + textwrap.fill(TYPED_NAMES, width=100))
     return 0
 
 
@@ -58,7 +69,8 @@ def _notes(m: CatalogEntry) -> str:
 
 
 def _facts(name: str, entry: CatalogEntry) -> dict[str, Any]:
-    facts: dict[str, Any] = {"name": name, **entry.model_dump(mode="json", by_alias=True, exclude_none=True)}
+    facts: dict[str, Any] = {"name": name, "huggingFaceId": hugging_face_id(entry),
+                             **entry.model_dump(mode="json", by_alias=True, exclude_none=True)}
     facts["totalWeightsGib"] = round(entry.total_weights_gib, 2)
     return facts
 
@@ -67,8 +79,10 @@ def run_models(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([_facts(name, entry) for name, entry in CATALOG.items()], indent=2))
         return 0
-    print(_table(("MODEL", "ARCHITECTURE", "PARAMS", "WEIGHTS", "CONTEXT", "NOTES"),
-                 [(name, m.architecture, f"{m.params_billion:g}B", m.quantization or m.weights_dtype,
-                   str(m.max_position_embeddings), _notes(m)) for name, m in CATALOG.items()]))
+    print(_table(("MODEL", "HUGGING FACE ID", "ARCHITECTURE", "PARAMS", "WEIGHTS", "CONTEXT", "NOTES"),
+                 [(name, hugging_face_id(m), m.architecture, f"{m.params_billion:g}B",
+                   m.quantization or m.weights_dtype, str(m.max_position_embeddings), _notes(m))
+                  for name, m in CATALOG.items()]))
     print("\nEvery entry's source (its config.json) and facts: vllm-stack models --json")
+    print(textwrap.fill(TYPED_NAMES, width=100))
     return 0

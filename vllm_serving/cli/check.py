@@ -8,14 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from vllm_serving import rules
+from vllm_serving.cli.exits import FINDINGS, OK, UNUSABLE, Unusable, unreadable
 from vllm_serving.cli.stacks import STACK_HELP, stack_findings, stack_target
+from vllm_serving.cli.verbs import verb_help
 from vllm_serving.findings import ConfigError, Finding, tally
 from vllm_serving.stack_files.loader import list_stacks, load_spec, stack_name, stack_path
 
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "check", help="check stacks against the hardware and engine rules (exit 1 on errors)",
+        "check", help=verb_help("check"),
         description="Check every stack in the project directory, the named stacks, or stack "
                     "files by path. Prints `SEVERITY CODE key: message - fix` per finding.")
     parser.add_argument("stacks", nargs="*", metavar="STACK", help=STACK_HELP)
@@ -64,9 +66,12 @@ def print_results(results: list[tuple[str, list[Finding]]], as_json: bool) -> bo
 def run(args: argparse.Namespace) -> int:
     targets = _targets(args)
     if not targets:
-        print(f"vllm-stack: no Pulumi.<stack>.yaml in {args.project_dir}", flush=True)
-        return 1
+        raise Unusable(f"no Pulumi.<stack>.yaml in {args.project_dir}: write one with "
+                       "vllm-stack init NAME --gpu GPU --count N --model MODEL, or pass --project-dir")
     # Project defaults (Pulumi.yaml) apply to files given by path too, as with
     # `pulumi preview --config-file PATH` run in the project.
     results = [(stack, check_stack(stack, path, args.project_dir)) for stack, path in targets]
-    return 1 if print_results(results, args.json) else 0
+    failed = print_results(results, args.json)
+    if any(unreadable(findings) for _, findings in results):
+        return UNUSABLE
+    return FINDINGS if failed else OK

@@ -1,16 +1,18 @@
 """`vllm-stack diff A B`: what replacing stack A's deployment by stack B's changes, offline.
 
-Exit codes follow diff(1): 0 identical, 1 different, 2 when a stack cannot be read.
+Exit codes follow diff(1): 0 identical, 1 different, 2 when a stack cannot be read or has errors
+(there is no deployment to compare; 1 is taken by "different", see cli/exits.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
+from vllm_serving.cli.exits import UNUSABLE, print_error
 from vllm_serving.cli.stacks import STACK_HELP, load_stack
+from vllm_serving.cli.verbs import verb_help
 from vllm_serving.findings import ConfigError, Finding
 from vllm_serving.spec import ServingSpec
 from vllm_serving.views.stack_diff import Change, stack_diff
@@ -21,7 +23,7 @@ TITLES = {"gpu": "GPU", "argv": "vllm argv"}
 
 def register(sub: Any) -> None:
     parser = sub.add_parser(
-        "diff", help="what differs between two stacks' deployments (exit 1 if anything does)",
+        "diff", help=verb_help("diff"),
         description="Compare the resolved deployments of two stacks: target, GPU, model, image, "
                     "vLLM flags, env, mounts, ports, network, container, Kubernetes settings, preflight, "
                     "endpoints, capacity, observability and waivers. "
@@ -61,9 +63,8 @@ def run(args: argparse.Namespace) -> int:
             failed += exc.findings
     if failed:
         # Handled here, not by main(): diff(1) reserves 1 for "different", so trouble is 2.
-        for finding in failed:
-            print(finding.line(), file=sys.stderr)
-        return 2
+        print_error("diff", None, args.json, failed)
+        return UNUSABLE
     changes = stack_diff(specs[0], specs[1])
     a, b = specs[0].stack, specs[1].stack  # `v100` for Pulumi.v100.yaml given by path too
     if args.json:

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from vllm_serving.cli.stacks import STACK_HELP, load_stack
+from vllm_serving.cli.verbs import verb_help
 from vllm_serving.findings import ConfigError, finding_line
 from vllm_serving.fleet import fleet_hosts
 from vllm_serving.planner.capacity import plan_capacity
@@ -18,7 +19,7 @@ from vllm_serving.views.plan import deployment_plan, set_values
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("plan", help="print what `pulumi up -s STACK` would deploy")
+    parser = sub.add_parser("plan", help=verb_help("plan"))
     parser.add_argument("stack", metavar="STACK", help=STACK_HELP)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)

@@ -26,7 +26,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from vllm_serving.cli.exits import Unusable
 from vllm_serving.cli.stacks import STACK_HELP, load_stack
+from vllm_serving.cli.verbs import verb_help
 from vllm_serving.engine.flags import SECRET_ENV
 from vllm_serving.fleet import fleet_hosts
 from vllm_serving.observability.alerts import rules_yaml
@@ -136,9 +138,7 @@ def write_atomically(path: Path, text: str, private: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     project_dir = Path(args.project_dir)
     if args.output is not None and (problem := output_problem(Path(args.output))):
-        print(f"vllm-stack: {problem}; name a regular file (or remove the link) and run again",
-              file=sys.stderr)
-        return 1
+        raise Unusable(f"{problem}; name a regular file (or remove the link) and run again")
     spec = load_stack(project_dir, args.stack)
     if args.format is None:
         args.format = FORMAT_BY_TARGET[spec.settings.target.kind]
@@ -148,23 +148,21 @@ def run(args: argparse.Namespace) -> int:
     try:
         text = render(spec, args.format, secrets, args.host)
     except ValueError as exc:  # --host names no host of the fleet
-        print(f"vllm-stack: {exc}", file=sys.stderr)
-        return 1
+        raise Unusable(str(exc)) from None
     if args.output is None:
         sys.stdout.write(text)
     else:
         try:
             write_atomically(Path(args.output), text, private=bool(secrets))
         except OSError as exc:
-            print(f"vllm-stack: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
-            return 1
+            raise Unusable(f"cannot write {args.output}: {exc.strerror or exc}") from None
         print(f"wrote {args.output} ({args.format})", file=sys.stderr)
     return 0
 
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "render", help="print what a stack would deploy (k8s manifests, docker run or Compose) or what watches it",
+        "render", help=verb_help("render"),
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("stack", metavar="STACK", help=STACK_HELP)
     parser.add_argument("--format", choices=(*FORMATS, *OBSERVABILITY_FORMATS), default=None,

@@ -9,27 +9,31 @@ VLLM_SERVING_SECRET_APIKEY, e.g. `VLLM_SERVING_SECRET_APIKEY=$(pulumi config get
 never printed); /metrics exposes vllm:num_requests_running and vllm:kv_cache_usage_perc; the KV
 cache vLLM sized (vllm:cache_config_info) beside the plan's, with the drift, and at least
 capacity.minConcurrency requests of maxModelLen.
+Each row is printed as its check finishes. /health gets a few seconds, not --timeout (vLLM
+answers it at once while the engine lives); when it fails, nothing else is sent and the last line
+is the command that shows the server's log (`docker logs ...` or `kubectl logs ...`).
 
 A Docker fleet (target.hosts): every host, each against its own baseUrl, one block of rows per
 host and a line naming the hosts that failed; `--host ID` checks one host (at `--base-url`, if
 given). `--base-url` alone checks that one URL instead (e.g. the fleet's load balancer).
 
-Exit status: 0 when every check passes (on every host), 1 when one fails, 2 when the stack cannot
-be read or `--host` names no host of it.
+Exit status: 0 when every check passes (on every host), 1 when one fails (or the stack has
+errors), 2 when the stack cannot be read or `--host` names no host of it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
+from vllm_serving.cli.exits import Unusable
 from vllm_serving.cli.render import secret_variable
 from vllm_serving.cli.stacks import STACK_HELP, load_stack
-from vllm_serving.findings import ConfigError
+from vllm_serving.cli.verbs import verb_help
 from vllm_serving.fleet import fleet_hosts
+from vllm_serving.render.rollout_hints import server_logs_command
 from vllm_serving.views.fleet import select_hosts
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
@@ -53,7 +57,7 @@ def _seconds(text: str) -> float:
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
-        "smoke", help="check a deployed server answers as its stack says (after pulumi up)",
+        "smoke", help=verb_help("smoke"),
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("stack", metavar="STACK", help=STACK_HELP)
     parser.add_argument("--base-url", type=_base_url, default=None,
@@ -68,20 +72,14 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     project_dir = Path(args.project_dir)
-    try:
-        spec = load_stack(project_dir, args.stack)
-    except ConfigError as exc:
-        for finding in exc.findings:
-            print(finding.line(), file=sys.stderr)
-        return 2
+    spec = load_stack(project_dir, args.stack)  # ConfigError: exit 2 unreadable, 1 with errors (cli/exits.py)
     hosts = fleet_hosts(spec)
     try:
         if args.host is not None and not hosts:
             raise ValueError(f"--host {args.host}: stack {spec.stack} has no target.hosts (it is one server)")
         chosen = select_hosts(hosts, args.host)
     except ValueError as exc:
-        print(f"vllm-stack: {exc}", file=sys.stderr)
-        return 2
+        raise Unusable(str(exc)) from None
     # httpx takes ~0.25 s to import: only this verb pays for it, not every `vllm-stack` start
     from vllm_serving.smoke.report import smoke_fleet, smoke_stack  # noqa: PLC0415
 
@@ -89,9 +87,14 @@ def run(args: argparse.Namespace) -> int:
     # a fleet's hosts each at their own URL; one host at --base-url (a tunnel to it, say) with --host
     if chosen and (args.base_url is None or args.host is not None):
         urls = [(h.id, args.base_url or h.spec.endpoints()["baseUrl"]) for h in chosen]
-        ok, text = smoke_fleet(spec, urls, api_key=api_key, timeout=args.timeout, json_output=args.json)
+        ok, text = smoke_fleet(spec, urls, api_key=api_key, timeout=args.timeout, json_output=args.json,
+                               logs={h.id: server_logs_command(h.spec) for h in chosen})
+        print(text)
     else:
-        ok, text = smoke_stack(spec, base_url=args.base_url or spec.endpoints()["baseUrl"], api_key=api_key,
-                               timeout=args.timeout, json_output=args.json)
-    print(text)
+        ok = smoke_stack(spec, base_url=args.base_url or spec.endpoints()["baseUrl"], api_key=api_key,
+                         timeout=args.timeout, json_output=args.json, emit=_emit)
     return 0 if ok else 1
+
+
+def _emit(line: str) -> None:
+    print(line, flush=True)  # each row as its check finishes, even into a pipe

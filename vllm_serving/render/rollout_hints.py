@@ -11,13 +11,30 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from vllm_serving.render.docker_container import ContainerSpec
+from vllm_serving.render.docker_container import ContainerSpec, container_spec
+from vllm_serving.render.kubernetes.parts import selector
+from vllm_serving.render.kubernetes.workload import CONTAINER
+from vllm_serving.spec import ServingSpec
 
 
 def docker_logs_command(container: ContainerSpec, docker_host: str | None) -> str:
     """`docker logs` for the server, against the stack's Docker host."""
     host = ["-H", docker_host] if docker_host else []
     return shlex.join(["docker", *host, "logs", "--tail", "200", container.name])
+
+
+def kubernetes_logs_command(spec: ServingSpec) -> str:
+    """`kubectl logs` for the server's pods (every replica, each line prefixed with its pod)."""
+    labels = ",".join(f"{k}={v}" for k, v in sorted(selector(spec).items()))
+    return shlex.join(["kubectl", "-n", spec.settings.kubernetes.namespace, "logs", "-l", labels,
+                       "-c", CONTAINER, "--prefix", "--tail", "200"])
+
+
+def server_logs_command(spec: ServingSpec) -> str:
+    """The command that shows why a deployed server does not answer, for its target."""
+    if spec.settings.target.kind == "kubernetes":
+        return kubernetes_logs_command(spec)
+    return docker_logs_command(container_spec(spec), spec.settings.target.docker_host)
 
 
 def docker_never_healthy_hint(container: ContainerSpec, docker_host: str | None) -> str:

@@ -1,8 +1,13 @@
 """The engine section of a new stack, chosen from the GPU, the model and the capacity planner.
 
-- tensorParallelSize: the largest power of two up to the host's GPUs that the parallelism rules
-  accept (attention, KV and linear-attention heads split evenly) and at which the weights and
-  one request of MIN_USEFUL_CONTEXT tokens fit;
+- tensorParallelSize and dataParallelSize: the TP sizes that serve are the powers of two up to
+  the host's GPUs that the parallelism rules accept (attention, KV and linear-attention heads
+  split evenly) and at which the weights and one request of MIN_USEFUL_CONTEXT tokens (or the
+  asked maxModelLen) fit. When one such TP leaves room - a KV cache at least as large as the
+  weights on each GPU - the smallest of them runs, with as many engines (data parallelism) as
+  the GPUs allow: a small model on several GPUs gets independent copies, not a TP all-reduce
+  over PCIe on every layer. Otherwise the largest TP that serves, one engine. `--tp`/`--dp`
+  pick their own, checked the same way;
 - dtype: what vLLM computes in on this GPU: the checkpoint's (bfloat16) from CC 8.0, half below;
   float32 for a model vLLM refuses in float16 on a GPU without bfloat16 (what `auto` picks there);
 - maxModelLen: the longest request whose KV cache fits beside the weights (the planner), rounded
@@ -62,6 +67,10 @@ PARSERS_BY_MODEL_TYPE: dict[str, tuple[str | None, str | None]] = {
 }
 
 
+class Unworkable(Exception):
+    """A TP, DP or maxModelLen the user asked for that cannot serve the model; says what can."""
+
+
 class DoesNotFit(Exception):
     """The model cannot be served on these GPUs; says how many it would take."""
 
@@ -77,6 +86,10 @@ class EngineChoice:
 
     tp: int
     """tensorParallelSize."""
+    dp: int
+    """dataParallelSize: engines of tp GPUs each, every one with the whole model."""
+    roomy: bool
+    """The weights leave each GPU a KV cache at least as large (why dp > 1 is proposed)."""
     dtype: str
     """engine.dtype in vLLM's spelling (`half`, `bfloat16`, `float32`)."""
     gpu_memory_utilization: float
@@ -128,9 +141,17 @@ def longest_context(model: ModelArchitecture, gpu: GpuSpec, tp: int, dtype: str,
     return found.max_model_len_that_fits if found.weights_fit else 0
 
 
-def _serves(model: ModelArchitecture, gpu: GpuSpec, tp: int, dtype: str, tag: str) -> bool:
-    needed = min(MIN_USEFUL_CONTEXT, model.max_position_embeddings)
+def _serves(model: ModelArchitecture, gpu: GpuSpec, tp: int, dtype: str, tag: str, needed: int | None = None) -> bool:
+    """Whether TP splits the model and holds the weights and one request of `needed` tokens
+    (default: MIN_USEFUL_CONTEXT, or the model's whole context when that is shorter)."""
+    needed = needed or min(MIN_USEFUL_CONTEXT, model.max_position_embeddings)
     return splits_model(model, gpu, tp) and longest_context(model, gpu, tp, dtype, tag) >= needed
+
+
+def has_room(model: ModelArchitecture, gpu: GpuSpec, tp: int, dtype: str, tag: str) -> bool:
+    """One engine at this TP leaves each GPU a KV cache at least as large as its share of the weights."""
+    found = _plan(model, gpu, tp, dtype, min(MIN_USEFUL_CONTEXT, model.max_position_embeddings), tag)
+    return found.weights_fit and found.available_kv_gib >= found.weights_gib_per_gpu
 
 
 def _powers_of_two(limit: int) -> list[int]:
@@ -157,26 +178,62 @@ def parsers(model: ModelArchitecture, tag: str) -> tuple[str | None, str | None]
             tool if tool in release.tool_parsers else None)
 
 
-def choose_engine(model: ModelArchitecture, gpu: GpuSpec, count: int, tag: str = PINNED_TAG) -> EngineChoice:
-    """The engine section for `count` GPUs; DoesNotFit (with the GPUs it needs) when none serves."""
+def _parallelism(model: ModelArchitecture, gpu: GpuSpec, count: int, tag: str, needed: int | None,
+                 tp: int | None, dp: int | None) -> tuple[int, int, bool]:
+    """(TP, DP, roomy) for `count` GPUs; Unworkable for an asked TP/DP that cannot serve,
+    DoesNotFit when no TP does."""
     dtype = vllm_dtype(model, gpu)
-    tp = next((t for t in reversed(_powers_of_two(count)) if _serves(model, gpu, t, dtype, tag)), None)
-    if tp is None:
+    where = f"{count} x {gpu.name}"
+    if tp is not None and tp * (dp or 1) > count:
+        asked = f"--tp {tp} x --dp {dp}" if dp else f"--tp {tp}"
+        raise Unworkable(f"{asked} needs {tp * (dp or 1)} GPUs; {where} has {count}")
+    if dp is not None and dp > count:
+        raise Unworkable(f"--dp {dp} needs at least {dp} GPUs; {where} has {count}")
+    sizes = [tp] if tp is not None else [t for t in _powers_of_two(count // (dp or 1))]
+    serving = [t for t in sizes if _serves(model, gpu, t, dtype, tag, needed)]
+    if tp is not None and not serving:
+        why = ("does not split the model's heads evenly" if not splits_model(model, gpu, tp)
+               else f"does not hold the weights and a {needed or MIN_USEFUL_CONTEXT}-token request")
+        raise Unworkable(f"--tp {tp} {why} on {gpu.name}; leave --tp out and init picks one that does")
+    if not serving:
         need = gpus_needed(model, gpu, tag)
-        where = f"{count} x {gpu.name}"
         if need is None:
             raise DoesNotFit(f"{where}: the model does not fit, nor on up to {MAX_GPUS} of them", None)
+        if dp is not None and need * dp > count:
+            raise Unworkable(f"--dp {dp}: each engine needs {need} x {gpu.name}; {where} gives {count // dp}")
         raise DoesNotFit(
-            f"{where}: the weights ({model.total_weights_gib:.1f} GiB) and a {MIN_USEFUL_CONTEXT}-token "
+            f"{where}: the weights ({model.total_weights_gib:.1f} GiB) and a {needed or MIN_USEFUL_CONTEXT}-token "
             f"request do not fit; it needs {need} GPUs of this kind (tensorParallelSize {need})", need)
+    roomy = [t for t in serving if has_room(model, gpu, t, dtype, tag)]
+    if dp is not None:
+        chosen = max(serving)
+        return chosen, dp, chosen in roomy
+    if tp is None and roomy and count // min(roomy) > 1:
+        return min(roomy), count // min(roomy), True
+    chosen = max(serving)
+    return chosen, 1, chosen in roomy
+
+
+def choose_engine(model: ModelArchitecture, gpu: GpuSpec, count: int, tag: str = PINNED_TAG,
+                  tp: int | None = None, dp: int | None = None, max_model_len: int | None = None) -> EngineChoice:
+    """The engine section for `count` GPUs (TP, DP and maxModelLen chosen unless given); DoesNotFit
+    (with the GPUs it needs) when none serves, Unworkable for a given value that cannot."""
+    if max_model_len is not None and max_model_len > model.max_position_embeddings:
+        raise Unworkable(f"--max-model-len {max_model_len} is beyond the model's own limit "
+                         f"({model.max_position_embeddings} tokens, max_position_embeddings)")
+    dtype = vllm_dtype(model, gpu)
+    tp, dp, roomy = _parallelism(model, gpu, count, tag, max_model_len, tp, dp)
     longest = longest_context(model, gpu, tp, dtype, tag)
     limited_by: Literal["model", "memory"] = "model" if longest >= model.max_position_embeddings else "memory"
-    max_len = model.max_position_embeddings if limited_by == "model" else nice_context(longest)
+    if max_model_len is not None:
+        max_len = max_model_len
+    else:
+        max_len = model.max_position_embeddings if limited_by == "model" else nice_context(longest)
     chosen = _plan(model, gpu, tp, dtype, max_len, tag)
     assert chosen.fits_one_request, "the planner's longest request must fit"
     reasoning, tool = parsers(model, tag)
     return EngineChoice(
-        tp=tp, dtype=dtype, gpu_memory_utilization=DEFAULT_GPU_MEMORY_UTILIZATION, max_model_len=max_len,
-        limited_by=limited_by, concurrency=chosen.max_concurrency, weights_gib_per_gpu=chosen.weights_gib_per_gpu,
-        reasoning_parser=reasoning, tool_call_parser=tool,
+        tp=tp, dp=dp, roomy=roomy, dtype=dtype, gpu_memory_utilization=DEFAULT_GPU_MEMORY_UTILIZATION,
+        max_model_len=max_len, limited_by=limited_by, concurrency=chosen.max_concurrency,
+        weights_gib_per_gpu=chosen.weights_gib_per_gpu, reasoning_parser=reasoning, tool_call_parser=tool,
     )

@@ -10,7 +10,9 @@ from typing import Literal
 from vllm_serving.catalog.gpus import GpuSpec
 from vllm_serving.catalog.models import ModelArchitecture
 from vllm_serving.engine.defaults import VLLM_PORT
+from vllm_serving.engine.responses import reasoning_fields
 from vllm_serving.findings import PROJECT
+from vllm_serving.planner.capacity import parse_vllm_version
 from vllm_serving.scaffold.engine_choice import MIN_USEFUL_CONTEXT, EngineChoice
 from vllm_serving.scaffold.yaml_text import comment, comment_lines, scalar
 
@@ -50,6 +52,8 @@ class NewStack:
     """image.tag."""
     engine: EngineChoice
     """The chosen engine section."""
+    asked: frozenset[str] = frozenset()
+    """Engine keys the user gave (`tp`, `dp`, `max_model_len`) rather than init chose."""
 
 
 def container_name(stack: str) -> str:
@@ -107,10 +111,28 @@ def _tp_comment(s: NewStack) -> list[str]:
     if m.linear_attention is not None:
         lin = m.linear_attention
         heads += f" ({lin.num_key_heads}/{lin.num_value_heads} linear-attention heads)"
-    if s.count == 1:
-        return comment_lines(f"One GPU holds the whole model: {s.engine.weights_gib_per_gpu:.1f} GiB of weights.")
+    weights = f"{s.engine.weights_gib_per_gpu:.1f} GiB of weights per GPU"
+    if "tp" in s.asked:
+        return comment_lines(f"GPUs one copy of the model is split across, as asked (--tp); {weights}.")
+    if s.engine.tp == 1:
+        return comment_lines(f"One GPU holds the whole model: {weights}.")
+    if s.engine.dp > 1:
+        return comment_lines(f"GPUs one copy of the model is split across: the smallest power of two that splits the "
+                       f"{heads} evenly and leaves a KV cache at least as large as the weights; {weights}.")
     return comment_lines(f"GPUs one copy of the model is split across: the largest power of two up to {s.count} "
-                   f"that splits the {heads} evenly; {s.engine.weights_gib_per_gpu:.1f} GiB of weights per GPU.")
+                   f"that splits the {heads} evenly; {weights}.")
+
+
+def _dp_lines(s: NewStack) -> list[str]:
+    e = s.engine
+    if e.dp == 1:
+        return []
+    why = ("as asked (--dp)" if "dp" in s.asked else
+           "the model fits one engine with room, so independent copies serve more requests at once, "
+           "with no all-reduce between GPUs on every layer (over PCIe on cards without NVLink)")
+    return [*comment_lines(f"Engines, each a whole copy of the model on {e.tp} GPU(s) with its own KV cache: {why}. "
+                     f"For the longest requests instead: tensorParallelSize {e.tp * e.dp}, dataParallelSize 1."),
+            f"    dataParallelSize: {scalar(e.dp)}"]
 
 
 def _dtype_comment(s: NewStack) -> list[str]:
@@ -127,11 +149,14 @@ def _dtype_comment(s: NewStack) -> list[str]:
 
 def _context_comments(s: NewStack) -> list[str]:
     e = s.engine
-    if e.limited_by == "model":
-        why = f"the model's own limit (max_position_embeddings); the KV cache holds {e.concurrency:.1f} such requests."
+    cache = "each engine's KV cache" if e.dp > 1 else "the KV cache"
+    if "max_model_len" in s.asked:
+        why = f"as asked (--max-model-len); {cache} holds {e.concurrency:.1f} such request(s)."
+    elif e.limited_by == "model":
+        why = f"the model's own limit (max_position_embeddings); {cache} holds {e.concurrency:.1f} such requests."
     else:
         why = (f"the KV cache's limit, rounded down to whole K (the model allows "
-               f"{s.model.max_position_embeddings}); it holds {e.concurrency:.1f} such request(s).")
+               f"{s.model.max_position_embeddings}); {cache} holds {e.concurrency:.1f} such request(s).")
     return comment_lines(f"Longest request in tokens, prompt plus output: {why} Lower it for more concurrent "
                    "requests: vllm-stack capacity shows the trade-off. (init refuses GPUs that cannot hold "
                    f"a {MIN_USEFUL_CONTEXT}-token request.)")
@@ -141,7 +166,9 @@ def _parser_lines(s: NewStack) -> list[str]:
     e = s.engine
     lines: list[str] = []
     if e.reasoning_parser:
-        lines += ["    # Returns the model's thinking apart from the answer (`reasoning_content`).",
+        fields = " (and the deprecated ".join(f"message.{f}" for f in reasoning_fields(parse_vllm_version(s.tag)))
+        fields += ")" * fields.count("(")
+        lines += [*comment_lines(f"Returns the model's thinking apart from the answer, in {fields} with {s.tag}."),
                   f"    reasoningParser: {scalar(e.reasoning_parser)}"]
     if e.tool_call_parser:
         lines += ["    # Tool calls: the model decides when to call one, parsed from its own markup.",
@@ -160,6 +187,7 @@ def _engine_lines(s: NewStack) -> list[str]:
         f"  {PROJECT}:engine:",
         *_tp_comment(s),
         f"    tensorParallelSize: {scalar(e.tp)}",
+        *_dp_lines(s),
         *_dtype_comment(s),
         f"    dtype: {scalar(e.dtype)}",
         *comment_lines("Share of each GPU's memory vLLM may take (its default); maxModelLen below is sized with it."),
@@ -172,12 +200,13 @@ def _engine_lines(s: NewStack) -> list[str]:
 
 def _device_lines(s: NewStack) -> list[str]:
     """Docker hands the container all the host's GPUs unless deviceIds names some."""
-    if s.target != "docker" or s.engine.tp >= s.count:
+    used = s.engine.tp * s.engine.dp
+    if s.target != "docker" or used >= s.count:
         return []
     return [
-        *comment_lines(f"The container gets GPUs 0-{s.engine.tp - 1}; the other {s.count - s.engine.tp} stay free "
+        *comment_lines(f"The container gets GPUs 0-{used - 1}; the other {s.count - used} stay free "
                  "(TP must split the heads evenly)."),
-        f"    deviceIds: {scalar(list(range(s.engine.tp)))}",
+        f"    deviceIds: {scalar(list(range(used)))}",
     ]
 
 
@@ -202,7 +231,7 @@ def _kubernetes_lines(s: NewStack) -> list[str]:
         "    # The Deployment's and Service's name.",
         f"    name: {scalar(container_name(s.name))}",
         f"  {PROJECT}:kubernetes:",
-        *comment_lines("The pod requests tensorParallelSize GPUs on a node labelled "
+        *comment_lines("The pod requests tensorParallelSize x dataParallelSize GPUs on a node labelled "
                        f"nvidia.com/gpu.product={s.gpu.product_label}; the Service stays inside the cluster."),
         "    namespace: vllm",
         "    createNamespace: true",

@@ -5,7 +5,11 @@ Strict camelCase keys, errors that carry their fix, typed sizes, durations and p
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
 import re
+import textwrap
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -46,16 +50,40 @@ EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 
 class Section(BaseModel):
-    """Common behaviour of every config section: strict keys, camelCase aliases, immutable."""
+    """Common behaviour of every config section: strict keys, camelCase aliases, immutable.
+
+    Each key's docstring documents it (and is quoted in its errors: `attribute_docs`); pydantic's
+    use_attribute_docstrings would parse every section's source at start-up (a third of `plan`'s).
+    A section's validator is built when first used (`defer_build`): StackSettings' holds them all,
+    so a verb does not also build one per section at import."""
 
     model_config = ConfigDict(
         frozen=True,
         extra="forbid",
         alias_generator=to_camel,
         populate_by_name=True,
-        use_attribute_docstrings=True,
         validate_default=True,
+        defer_build=True,
     )
+
+
+@functools.cache
+def attribute_docs(cls: type) -> dict[str, str]:
+    """The docstring under each annotated attribute of a class and its bases (`x: int` then
+    `\"\"\"...\"\"\"`), read from the source only when an error quotes one."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError, SyntaxError):  # builtins, classes made at run time
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for node, after in zip(body, body[1:], strict=False):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                docs[node.target.id] = inspect.cleandoc(after.value.value)
+    return docs
 
 
 _ABSOLUTE_PATH = re.compile(r"^/[^\0]*$")

@@ -13,6 +13,8 @@ import unicodedata
 
 from pydantic.alias_generators import to_camel
 
+from vllm_serving.units import HUMAN_INT, HUMAN_MULTIPLIERS
+
 # Keys people write by habit that mean something else here: key (lower case) -> the fix.
 KEY_HINTS: dict[str, str] = {
     "password": "secrets are not config values: remove it and run pulumi config set --secret registryPassword",
@@ -49,9 +51,6 @@ VALUE_ALIASES: dict[str, str] = {
 _YAML_BOOLEANS = {True: ("yes", "on", "y", "true"), False: ("no", "off", "n", "false")}
 # vLLM's own shorthand for --max-model-len and --max-num-batched-tokens (vllm/engine/arg_utils.py
 # human_readable_int at v0.19.1): k = 1000, K = 1024, and so on.
-_HUMAN_INT = re.compile(r"\s*(\d+(?:\.\d+)?)([kKmMgGtT])\s*")
-_MULTIPLIERS = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
-                "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 _PERCENT = re.compile(r"\s*(\d+(?:\.\d+)?)\s*%\s*")
 _ENV_ITEM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 
@@ -134,15 +133,15 @@ def number_fix(value: object, wanted: str) -> str | None:
     """A number was wanted: the number a string stands for."""
     if not isinstance(value, str):
         return None
-    human = _HUMAN_INT.fullmatch(value)
+    human = HUMAN_INT.fullmatch(value)
     if human and wanted == "int":
         number, suffix = human.groups()
         if suffix.isupper() and "." in number:
             return None
-        amount = int(float(number) * _MULTIPLIERS[suffix])
+        amount = int(float(number) * HUMAN_MULTIPLIERS[suffix])
         twin = suffix.swapcase()
         return (f"write the whole number {amount} ({value.strip()} in vLLM's shorthand, where {number}{twin} "
-                f"would be {int(float(number) * _MULTIPLIERS[twin])}; the config takes digits only)")
+                f"would be {int(float(number) * HUMAN_MULTIPLIERS[twin])}; the config takes digits only)")
     percent = _PERCENT.fullmatch(value)
     if percent and wanted == "float":
         return f"write {float(percent.group(1)) / 100:g} (a share of 1, not a percentage)"

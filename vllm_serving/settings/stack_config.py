@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from vllm_serving.findings import PROJECT, ConfigError, Finding, Severity, config_key
 from vllm_serving.settings import SECRET_KEYS, SECTIONS, StackSettings
+from vllm_serving.settings.base import attribute_docs
 from vllm_serving.settings.config_hints import (
     choice_fix,
     fraction_fix,
@@ -71,7 +72,7 @@ def _field_doc(loc: tuple[str | int, ...]) -> str | None:
         return None
     for name, field in parent.model_fields.items():
         if loc[-1] in (name, field.alias):
-            return field.description
+            return attribute_docs(parent).get(name)
     return None
 
 

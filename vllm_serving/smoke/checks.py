@@ -22,7 +22,7 @@ from vllm_serving.smoke.probe import API_KEY_VARIABLE, CheckFailed, Probe, dig, 
 # A question with a short answer, so the thinking is short too.
 THINKING_PROMPT = "What is 17 + 25? Answer with the number only."
 THINK_END = "</think>"
-REASONING_FIELDS = ("reasoning", "reasoning_content")  # vLLM >= 0.10 first, then the older name
+REASONING_FIELDS = ("reasoning", "reasoning_content")  # from v0.11.1, and before (engine/responses.py)
 WEATHER_TOOL: dict[str, Any] = {"type": "function", "function": {
     "name": "get_weather",
     "description": "Current weather in a city.",
@@ -59,8 +59,15 @@ def _always(_: Expectations) -> bool:
     return True
 
 
+HEALTH_TIMEOUT_SECONDS = 5.0
+"""vLLM answers /health at once from the API process while the engine lives (vllm/entrypoints/
+openai/api_server.py `health`), so a server that accepts the connection and says nothing for
+this long is stuck: the checks stop there instead of waiting the full --timeout on each."""
+NOT_RUN = "not run: the server does not answer /health"
+
+
 def check_health(probe: Probe, _: Expectations) -> str:
-    probe.get("/health", auth=False).expect_ok()
+    probe.get("/health", auth=False, timeout=HEALTH_TIMEOUT_SECONDS).expect_ok()
     return "200"
 
 
@@ -199,14 +206,25 @@ def run_check(check: Check, probe: Probe, expected: Expectations) -> CheckResult
 
 
 def run_checks(base_url: str, expected: Expectations, *, api_key: str | None, timeout: float,
-               deadline_seconds: float | None = None,
-               transport: httpx.BaseTransport | None = None) -> list[CheckResult]:
-    """Every check in order; the ones that do not apply come back as skipped, with why."""
+               deadline_seconds: float | None = None, transport: httpx.BaseTransport | None = None,
+               on_result: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
+    """Every check in order, each handed to `on_result` as it finishes; the ones that do not apply
+    come back as skipped, with why. After a failed `health` the rest are not run (NOT_RUN)."""
     applicable = [c for c in CHECKS if c.applies(expected)]
     budget = deadline_seconds if deadline_seconds is not None else timeout * REQUESTS_PER_CHECK * len(applicable)
     probe = Probe(base_url, api_key, timeout, time.monotonic() + budget, transport)
+    results: list[CheckResult] = []
     try:
-        return [run_check(c, probe, expected) if c in applicable
-                else CheckResult(c.name, True, 0.0, c.skipped_because, skipped=True) for c in CHECKS]
+        for check in CHECKS:
+            if check not in applicable:
+                result = CheckResult(check.name, True, 0.0, check.skipped_because, skipped=True)
+            elif any(r.name == "health" and not r.ok for r in results):  # nothing else can answer either
+                result = CheckResult(check.name, True, 0.0, NOT_RUN, skipped=True)
+            else:
+                result = run_check(check, probe, expected)
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+        return results
     finally:
         probe.close()

@@ -103,21 +103,22 @@ class Probe:
     def close(self) -> None:
         self._client.close()
 
-    def _budget(self, path: str) -> float:
+    def _budget(self, path: str, timeout: float | None = None) -> float:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise CheckFailed(f"{path}: not sent, the overall deadline had passed")
-        return min(self.timeout, left)
+        return min(timeout or self.timeout, self.timeout, left)
 
-    def get(self, path: str, *, auth: bool = True) -> Reply:
-        return self.request("GET", path, auth=auth)
+    def get(self, path: str, *, auth: bool = True, timeout: float | None = None) -> Reply:
+        """GET, within `timeout` seconds when given (never more than the probe's own timeout)."""
+        return self.request("GET", path, auth=auth, timeout=timeout)
 
     def post(self, path: str, body: dict[str, Any]) -> Reply:
         return self.request("POST", path, body=body)
 
     def request(self, method: str, path: str, *, body: dict[str, Any] | None = None,
-                auth: bool = True) -> Reply:
-        budget = self._budget(path)
+                auth: bool = True, timeout: float | None = None) -> Reply:
+        budget = self._budget(path, timeout)
         send_key = auth and self.api_key is not None
         headers = {"Authorization": f"Bearer {self.api_key}"} if send_key else {}
         started = time.monotonic()

@@ -9,6 +9,7 @@ duplicate keys, anchors or aliases; a key under a misspelt project namespace is 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +74,18 @@ def list_stacks(project_dir: Path) -> list[str]:
     return sorted(stack_name(p) for p in project_dir.glob("Pulumi.*.yaml"))
 
 
+def missing_stack_fix(path: Path) -> str:
+    """What to do about a stack file that is not there: the closest stacks beside it, and how to
+    write one (`vllm-stack init`; `pulumi stack init` creates no stack file)."""
+    here = list_stacks(path.parent) if path.parent.is_dir() else []
+    close = difflib.get_close_matches(stack_name(path), here, n=3, cutoff=0.6)
+    name = stack_name(path)
+    write = f"write it with vllm-stack init {name} --gpu GPU --count N --model MODEL"
+    if close:
+        return f"did you mean {', '.join(close)}? Or {write}"
+    return f"{write}" + (f" (stacks here: {', '.join(here)})" if here else "")
+
+
 def _finding_key(where: strict_yaml.Where, path: Path) -> str:
     """The setting a refused node sits in (`vllm-serving:engine.extraArgs` for anything inside
     that list), else the file: up to MAX_KEY_PARTS keys below the config key, no list index."""
@@ -90,8 +103,7 @@ def _load_yaml(path: Path) -> Any:
     try:
         return strict_yaml.load_file(path)
     except FileNotFoundError:
-        raise _fail(path, "no such stack file",
-                    "name an existing stack or create the file with pulumi stack init") from None
+        raise _fail(path, "no such stack file", missing_stack_fix(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise _fail(path, f"cannot read the file ({exc.__class__.__name__})",
                     "check the path and that it is a text file") from None

@@ -1,0 +1,83 @@
+"""Names as people type them: what `--gpu` and `--model` take, what they say back, what they refuse.
+
+The expected names are read off the cards and model pages (nvidia-smi's product name, the node
+label GPU feature discovery sets, the Hugging Face repository), not from the lookup."""
+
+from __future__ import annotations
+
+import pytest
+
+from vllm_serving.catalog.gpus import find_gpu, lookup_gpu, suggest_gpu
+from vllm_serving.catalog.models import find_model, lookup_model, suggest_model
+from vllm_serving.cli import main
+
+
+@pytest.mark.parametrize(("typed", "entry"), [
+    ("NVIDIA GeForce RTX 4090", "RTX-4090"),  # nvidia-smi --query-gpu=name
+    ("NVIDIA-GeForce-RTX-4090", "RTX-4090"),  # nvidia.com/gpu.product
+    ("rtx4090", "RTX-4090"),
+    ("4090", "RTX-4090"),  # the one entry with that number
+    ("RTX 5090", "RTX-5090"),
+    ("Tesla V100-SXM2-32GB", "V100-32GB"),
+    ("NVIDIA A100-SXM4-80GB", "A100-80GB"),
+    ("NVIDIA H100 80GB HBM3", "H100-80GB"),
+    ("l40s", "L40S"),
+])
+def test_a_gpu_as_people_type_it_is_taken_and_said_back(typed: str, entry: str) -> None:
+    found = lookup_gpu(typed)
+    assert found.name == entry
+    if typed.lower() != entry.lower():
+        assert found.note is not None and found.note.startswith(f"{typed!r} taken as {entry} (")
+
+
+@pytest.mark.parametrize(("typed", "candidates"), [
+    ("a100", {"A100-40GB", "A100-PCIe-40GB", "A100-80GB", "A100-PCIe-80GB"}),
+    ("V100", {"V100-16GB", "V100-32GB"}),
+    ("6000", {"RTX-6000-Ada", "RTX-PRO-6000", "RTX-PRO-6000-WS"}),
+])
+def test_a_gpu_name_several_cards_share_is_refused_with_them(typed: str, candidates: set[str]) -> None:
+    found = lookup_gpu(typed)
+    assert found.name is None and set(found.candidates) == candidates
+    assert "could be any of" in found.refusal("GPU catalog")
+
+
+@pytest.mark.parametrize("typed", ["L40", "B300", "A100-80G"])
+def test_a_near_miss_is_suggested_never_taken(typed: str) -> None:
+    """L40 is a card of its own (not an L40S): a close spelling is a question, not an answer."""
+    found = lookup_gpu(typed)
+    assert found.name is None and found.candidates
+    assert "did you mean" in found.refusal("GPU catalog")
+
+
+@pytest.mark.parametrize(("typed", "entry"), [
+    ("Qwen/Qwen3-8B", "Qwen3-8B"),
+    ("https://huggingface.co/Qwen/Qwen3-8B", "Qwen3-8B"),
+    ("openai/gpt-oss-20b", "gpt-oss-20b"),
+    ("qwen3.5 27b", "Qwen3.5-27B"),
+    ("deepseek-ai/DeepSeek-R1", "DeepSeek-R1"),
+])
+def test_a_model_as_people_type_it_is_taken_and_said_back(typed: str, entry: str) -> None:
+    found = lookup_model(typed)
+    assert found.name == entry
+    assert found.note is not None and f"taken as {entry}" in found.note
+
+
+@pytest.mark.parametrize("typed", ["unsloth/Qwen3-8B", "Qwen/Qwen3-8B-FP8", "llama 70b"])
+def test_another_upload_or_a_shared_part_is_not_taken(typed: str) -> None:
+    """Another organisation's upload may be another quantisation; `llama 70b` is two entries."""
+    assert lookup_model(typed).name is None
+
+
+def test_a_stack_file_keeps_the_catalogs_spelling_and_is_told_it() -> None:
+    assert find_gpu("NVIDIA GeForce RTX 4090") is None and suggest_gpu("NVIDIA GeForce RTX 4090") == ["RTX-4090"]
+    assert find_model("Qwen/Qwen3-8B") is None and suggest_model("Qwen/Qwen3-8B") == ["Qwen3-8B"]
+
+
+def test_capacity_takes_typed_names_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["capacity", "--model", "Qwen/Qwen3-8B", "--gpu", "NVIDIA GeForce RTX 4090", "--tp", "1",
+                 "--max-model-len", "8192"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.startswith("Qwen3-8B on 1 x RTX-4090")
+    assert "--gpu 'NVIDIA GeForce RTX 4090' taken as RTX-4090" in err
+    assert "--model 'Qwen/Qwen3-8B' taken as Qwen3-8B" in err
