@@ -12,7 +12,7 @@ import pytest
 from tests.paths import FIXTURES, ROOT
 from tests.stack_builders import make_spec, stack_values
 from vllm_serving.catalog.gpus import CPU
-from vllm_serving.findings import ConfigError
+from vllm_serving.findings import ConfigError, Severity
 from vllm_serving.release.carried import release_of
 from vllm_serving.release.promotion import Promotion
 from vllm_serving.settings.stack_config import parse_stack_config
@@ -90,12 +90,15 @@ def test_every_unknown_catalog_name_is_refused_at_once_with_the_key_and_a_sugges
     with pytest.raises(ConfigError) as refused:
         make_spec("v100", hardware={"gpu": "A100-80G"}, model={"name": "Qwen3.5-27X"})
     gpu, model = refused.value.findings
+    assert gpu.severity is Severity.ERROR and model.severity is Severity.ERROR
     assert (gpu.code, gpu.key) == ("gpu-unknown", "vllm-serving:hardware.gpu")
     assert "'A100-80G' is not in the GPU catalog" in gpu.message
-    assert gpu.fix.startswith("did you mean A100-80GB") and "vllm-stack gpus" in gpu.fix
+    assert gpu.fix.startswith("did you mean A100-80GB, ") and gpu.fix.endswith("? (vllm-stack gpus lists them)")
     assert (model.code, model.key) == ("model-unknown", "vllm-serving:model.name")
     assert "'Qwen3.5-27X' is not in the model catalog" in model.message
-    assert model.fix.startswith("did you mean Qwen3.5-27B") and "model.configFile" in model.fix
+    assert model.fix.startswith("did you mean Qwen3.5-27B, ")
+    assert model.fix.endswith("? (vllm-stack models lists them), or point model.configFile at the model's "
+                              "config.json or describe it under model.architecture")
 
 
 def test_a_name_like_no_catalog_entry_points_at_the_lists() -> None:
@@ -119,6 +122,22 @@ def test_a_relative_config_file_is_read_from_the_project(tmp_path: Path) -> None
     with pytest.raises(ConfigError) as refused:
         resolve(settings, "v100", project_dir=tmp_path / "elsewhere")
     assert [f.key for f in refused.value.findings] == ["vllm-serving:model.configFile"]
+    unknown_gpu = parse_stack_config(stack_values("v100", hardware={"gpu": "V100-16G"},
+                                                  model={"name": None, "configFile": "cfg/config.json"}))
+    with pytest.raises(ConfigError) as refused:  # every error at once: the GPU's and the file's
+        resolve(unknown_gpu, "v100", project_dir=tmp_path / "elsewhere")
+    assert [f.key for f in refused.value.findings] == ["vllm-serving:hardware.gpu", "vllm-serving:model.configFile"]
+
+
+def test_a_model_described_inline_is_the_one_resolved() -> None:
+    # Qwen3-4B's figures (tests/fixtures/hf/qwen3-4b.config.json); 4.02 B parameters in bf16
+    architecture = {"architecture": "Qwen3ForCausalLM", "modelType": "qwen3", "family": "qwen3", "paramsBillion": 4.02,
+                    "numHiddenLayers": 36, "fullAttentionLayers": 36, "hiddenSize": 2560, "vocabSize": 151936,
+                    "maxPositionEmbeddings": 40960, "numAttentionHeads": 32, "numKeyValueHeads": 8, "headDim": 128}
+    spec = make_spec("v100", model={"name": None, "architecture": architecture})
+    assert (spec.model.architecture, spec.model.num_hidden_layers) == ("Qwen3ForCausalLM", 36)
+    # 4.02e9 x 2 bytes = 7.49 GiB: 300 + 15 x 7.49 = 412 s -> 7 min
+    assert spec.startup_seconds == 420
 
 
 def test_a_promoted_stacks_errors_name_both_stacks() -> None:
@@ -141,5 +160,17 @@ def test_a_promoted_stacks_errors_name_both_stacks() -> None:
     assert model.code == "model-unknown"
     assert model.message.endswith("[model.name is in the release of v100-staging, promoted into v100-prod]")
     assert model.fix.startswith("change it in v100-staging")
-    spec = promoted_spec(stack_values("v100-prod"), set(), promotion, project_defaults(ROOT))
+    keyed = {**stack_values("v100-prod"), "vllm-serving:apiKey": "[secret]"}
+    spec = promoted_spec(keyed, {"vllm-serving:apiKey"}, promotion, project_defaults(ROOT))
     assert spec.promotion is promotion and spec.stack == "v100-prod"
+    assert spec.secret_env == ("VLLM_API_KEY",)  # the promoting stack's own secret, still a secret
+
+
+def test_a_promoted_config_file_is_read_from_the_project(tmp_path: Path) -> None:
+    (tmp_path / "cfg").mkdir()
+    shutil.copy(FIXTURES / "hf" / "qwen3-4b.config.json", tmp_path / "cfg" / "config.json")
+    release = release_of(make_spec("v100-staging").settings, "v100-staging")
+    model = {k: v for k, v in release["model"].items() if k != "name"} | {"configFile": "cfg/config.json"}
+    promotion = Promotion("organization/vllm-serving/v100-staging", "v100-prod", {**release, "model": model})
+    spec = promoted_spec(stack_values("v100-prod"), set(), promotion, project_defaults(ROOT), tmp_path)
+    assert spec.model.hidden_size == 2560
