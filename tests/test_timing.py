@@ -43,6 +43,7 @@ def test_docker_waits_the_start_period_then_every_retry() -> None:
     (0.0, 120),  # the base alone
     (20.0, 2220),  # 120 + 20 x 1024 / 10 = 2168 s -> 36.1 min -> 37 min
     (10.0, 1200),  # 120 + 10 x 1024 / 10 = 1144 s -> 19.07 min -> 20 min
+    (1800 / 1024, 300),  # 1800 MiB: 120 + 1800 / 10 = 300 s, already whole minutes: not rounded further
 ])
 def test_an_image_pull_moves_10_mib_per_second(image_gib: float, seconds: int) -> None:
     assert image_pull_seconds(image_gib) == seconds
