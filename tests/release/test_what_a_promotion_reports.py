@@ -85,9 +85,9 @@ def test_a_release_verified_on_another_backend_is_named_on_target_kind() -> None
 def test_a_release_rendered_differently_here_names_both_fingerprints() -> None:
     finding = _findings({**RELEASE, "argvFingerprint": "sha256:" + "0" * 64})["release-fingerprint-mismatch"]
     assert (finding.severity, finding.key) == (Severity.ERROR, "vllm-serving:release.promoteFrom")
-    here = RELEASE["argvFingerprint"][:19]  # "sha256:" and the first 12 hex digits, enough to tell them apart
-    assert finding.message == (f"the release of v100-staging renders to vLLM flags {here}... here but ran as "
-                               "sha256:000000000000... there [stack v100-prod]")
+    # each side as "sha256:" and its first 12 hex digits: enough to tell them apart, short enough to read
+    assert re.fullmatch(r"the release of v100-staging renders to vLLM flags sha256:[0-9a-f]{12}\.\.\. here but ran "
+                        r"as sha256:000000000000\.\.\. there \[stack v100-prod\]", finding.message), finding.message
     assert finding.fix.startswith("this commit renders the release differently from the one that deployed "
                                   "v100-staging: deploy v100-staging from this commit")
 

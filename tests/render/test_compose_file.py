@@ -166,3 +166,19 @@ def test_a_dollar_reaches_the_container_as_typed() -> None:
     assert service["environment"]["PROMPT"].replace("$$", "$") == "costs $5 or ${PRICE}"  # what Compose gives
     assert compose_document(c)["services"][c.name]["environment"]["PROMPT"] == "costs $5 or ${PRICE}"
     assert escape_interpolation({"$KEY": ["$v", 3, {"k": "$w"}]}) == {"$KEY": ["$$v", 3, {"k": "$$w"}]}
+
+
+def test_the_file_reads_like_the_seeds_one_word_per_line() -> None:
+    """Block style as seed 004 writes it: each argv word on its own line (a review diff shows the one
+    flag that changed), the image first under the service, then its name."""
+    text = compose_yaml(container_spec(make_spec("a100")))
+    assert text.startswith("services:\n  vllm:\n    image: vllm/vllm-openai:v0.19.1\n    container_name: vllm\n")
+    assert "    command:\n    - --model\n    - /Qwen3.6-27B-FP8\n    - --tensor-parallel-size\n    - '4'\n" in text
+    assert "[" not in text.split("healthcheck:")[1].split("labels:")[0]  # no flow-style list anywhere
+
+
+def test_revealed_secrets_reach_the_file_escaped() -> None:
+    c = container_spec(make_spec("v100", secrets=("apiKey",)))
+    assert "      VLLM_API_KEY: '********'\n" in compose_yaml(c)
+    revealed = yaml.safe_load(compose_yaml(c, {"VLLM_API_KEY": "sk-$1"}))
+    assert revealed["services"][c.name]["environment"]["VLLM_API_KEY"] == "sk-$$1"  # Compose gives the container sk-$1

@@ -116,6 +116,8 @@ def test_each_flag_sits_with_its_value_on_one_line() -> None:
     assert flag_words(command) == [("--model", "/m"), ("--enforce-eager",), ("--max-num-seqs", "8"),
                                    ("--speculative-config", "--x"), ("serve",), ("--trust-remote-code",)]
     assert flag_lines(("--chat-template", "a b", "--x")) == ["--chat-template 'a b'", "--x"]
+    assert flag_words(("--enforce-eager", "--max-model-len", "8192")) == [
+        ("--enforce-eager",), ("--max-model-len", "8192")]  # the last flag keeps its value too
 
 
 def test_privileged_and_runtime_only_when_set() -> None:
