@@ -73,3 +73,10 @@ def test_liveness_never_kills_a_server_the_readiness_probe_would_still_wait_for(
     assert (live, ready) == (90, 30)
     for probe in (timing.LIVENESS, timing.READINESS):
         assert probe["timeoutSeconds"] < probe["periodSeconds"]
+
+
+def test_pulumi_waits_longer_than_each_backend_so_the_backends_error_arrives_first() -> None:
+    # v100: Docker's own wait is 1200 s (above); + 120 s for creating and starting the container
+    assert whole_minutes(docker_wait_seconds(1080) + timing.DOCKER_TIMEOUT_MARGIN_SECONDS) == "22m"
+    # a Kubernetes rollout of 1980 s (above) + 300 s, so ProgressDeadlineExceeded comes first
+    assert whole_minutes(rollout_seconds(1080) + timing.KUBERNETES_TIMEOUT_MARGIN_SECONDS) == "38m"

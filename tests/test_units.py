@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import pytest
 
+from vllm_serving import units
 from vllm_serving.units import format_size, go_duration, kubernetes_quantity, parse_duration, parse_size
 
 GIB = 1024**3
+
+
+def test_the_units_other_modules_size_with_are_binary() -> None:
+    assert (units.MIB, units.GIB) == (1024**2, 1024**3)
 
 
 @pytest.mark.parametrize(("seconds", "text"), [(30, "30s"), (600, "10m0s"), (1260, "21m0s"),

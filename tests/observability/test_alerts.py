@@ -52,6 +52,9 @@ def test_the_expressions_select_this_stacks_series_only() -> None:
     assert docker["VllmServerDown"]["expr"] == 'up{job="vllm-v100"} == 0'
     assert docker["VllmKvCacheAlmostFull"]["expr"] == (
         'max by (job, instance, engine) (vllm:kv_cache_usage_perc{job="vllm-v100"}) > 0.9')
+    # rates over 5 minutes: about 20 samples at the default 15 s scrape interval
+    assert docker["VllmPreempting"]["expr"] == (
+        'sum by (job, instance) (rate(vllm:num_preemptions_total{job="vllm-v100"}[5m])) > 0')
     # the Service's name is the job on Kubernetes; the namespace tells two clusters' stacks apart
     assert kubernetes["VllmServerAbsent"]["expr"] == 'absent(up{job="vllm",namespace="vllm"})'
 

@@ -64,6 +64,9 @@ def test_rows_follow_the_engine() -> None:
     rows = _rows(dashboard(observed_spec("v100", engine={"enablePrefixCaching": False})))
     assert "Speculative decoding" not in rows
     assert rows["Load"] == ["Requests running and waiting", "KV-cache usage", "Preemptions"]
+    # unset, vLLM turns it on for a generative model (default_prefix_caching, vllm/engine/arg_utils.py v0.19.1)
+    unset = _rows(dashboard(observed_spec("v100", engine={"enablePrefixCaching": None})))
+    assert "Prefix-cache hit rate" in unset["Load"]
 
 
 def test_latency_panels_read_the_histograms() -> None:

@@ -32,7 +32,7 @@ from mutmut.mutation.data import SourceFileMutationData
 from mutmut.mutation.diff_apply import get_diff_for_mutant
 from mutmut.mutation.trampoline import set_mutant_under_test
 from mutmut.state import state
-from mutmut.stats import status_by_exit_code
+from mutmut.stats import save_stats, status_by_exit_code
 from mutmut.utils.file_utils import copy_also_copy_files, copy_src_dir, setup_source_paths, walk_mutatable_files
 from mutmut.utils.format_utils import mangled_name_from_mutant_name
 from mutmut.workers.isolation import get_mutant_runner
@@ -121,6 +121,17 @@ def _statuses(names: Sequence[str]) -> dict[str, str]:
     return {n: status_by_exit_code[results[n].exit_code_by_key[n]] for n in names}
 
 
+def _against_every_own_test(survivors: Sequence[str]) -> None:
+    """Run `survivors` again, each importing the project afresh under its mutant (PRELOAD), against
+    every own test: mutmut records a call made while a module is imported (a module-level table)
+    against whichever test happened to import it first, which may not be a test that reads it."""
+    everything = set(state().duration_by_test)
+    for name in survivors:
+        state().tests_by_mangled_function_name[mangled_name_from_mutant_name(name)] = set(everything)
+    save_stats()
+    configuration.config().forkserver_warmup = configuration.ForkServerWarmup.IMPORT
+
+
 def run(chosen: Target, sample: int | None, seed: int, max_children: int) -> Score:
     shutil.rmtree(ROOT / "mutants", ignore_errors=True)
     prepare(max_children)
@@ -131,8 +142,8 @@ def run(chosen: Target, sample: int | None, seed: int, max_children: int) -> Sco
         mutmut_main._run(sorted(picked), max_children)
     statuses = _statuses(picked)
     survivors = sorted(n for n, status in statuses.items() if status not in KILLED)
-    if survivors:  # again, each importing the project afresh under its mutant (PRELOAD)
-        configuration.config().forkserver_warmup = configuration.ForkServerWarmup.IMPORT
+    if survivors:
+        _against_every_own_test(survivors)
         mutmut_main._run(survivors, max_children)
         statuses |= _statuses(survivors)
     return Score(
