@@ -3,6 +3,7 @@ fix, written out here; and the release output as Pulumi keeps it (plain JSON dat
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from typing import Any
@@ -49,6 +50,18 @@ def test_the_fingerprint_covers_the_release_flags_extra_args_and_env_only() -> N
     assert engine(max_num_seqs=8, max_num_batched_tokens=4096, data_parallel_size=2) == base  # the host's own
     served = settings.model_copy(update={"model": settings.model.model_copy(update={"served_name": "other"})})
     assert argv_fingerprint(served) != base  # --served-model-name is the release's too
+
+
+def test_the_fingerprint_is_the_documented_digest_of_the_release_command() -> None:
+    """sha256 of the compact JSON {"argv": release flags and extra args, "env": sorted pairs}: a contract
+    between the commit that deployed the source and the one promoting it, so an upgrade of this project
+    that renders the same command keeps every deployed release promotable."""
+    # Pulumi.v100-staging.yaml's command without the host's own --tensor-parallel-size, --gpu-memory-utilization
+    argv = ["--model", "/data/models/Qwen3.5-27B", "--served-model-name", "qwen3.5-27b", "--max-model-len", "8192",
+            "--dtype", "half", "--reasoning-parser", "qwen3", "--enable-prefix-caching", "--enable-auto-tool-choice",
+            "--tool-call-parser", "qwen3_coder"]
+    payload = json.dumps({"argv": argv, "env": [["VLLM_USE_MODELSCOPE", "false"]]}, separators=(",", ":"))
+    assert RELEASE["argvFingerprint"] == "sha256:" + hashlib.sha256(payload.encode()).hexdigest()
 
 
 def test_a_pulled_digest_pins_the_release_once() -> None:
@@ -167,6 +180,16 @@ def test_a_key_the_release_predates_agrees_when_restated_at_its_default() -> Non
                                "v100-staging, which runs '(unset)'")
     assert finding.fix == ("remove engine.trustRemoteCode from Pulumi.v100-prod.yaml; change it in v100-staging "
                            "and promote again")
+
+
+def test_an_overriding_stack_is_told_what_the_release_runs() -> None:
+    engine = PROD_VALUES["vllm-serving:engine"]
+    with pytest.raises(ConfigError) as refused:
+        promote_values({**PROD_VALUES, "vllm-serving:engine": {**engine, "maxModelLen": 32768}},
+                       Promotion(SOURCE, "v100-prod", RELEASE), project_defaults(ROOT))
+    (finding,) = refused.value.findings
+    assert finding.message == ("stack v100-prod sets engine.maxModelLen=32768, but its release comes from "
+                               "v100-staging, which runs 8192")
 
 
 def test_a_section_the_stack_leaves_out_is_the_releases() -> None:
