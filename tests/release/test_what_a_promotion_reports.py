@@ -153,6 +153,17 @@ def test_restating_an_unset_release_key_as_empty_is_no_conflict() -> None:
     assert "kvCacheDtype" not in merged["vllm-serving:engine"]
 
 
+@pytest.mark.parametrize("part", ["stack", "image", "model", "engine", "argvFingerprint"])
+def test_a_release_missing_a_part_is_refused_before_it_is_read(part: str) -> None:
+    """A release exported before a part existed (or cut short) is not deployed from: redeploy the source."""
+    partial = {key: value for key, value in RELEASE.items() if key != part}
+    with pytest.raises(ConfigError) as refused:
+        promote_values(PROD_VALUES, Promotion(SOURCE, "v100-prod", partial), project_defaults(ROOT))
+    assert [f.code for f in refused.value.findings] == ["release-missing"]
+    assert refused.value.findings[0].fix == ("deploy v100-staging with this version first (pulumi up -s v100-staging),"
+                                             " or fix release.promoteFrom")
+
+
 def test_a_release_that_is_no_release_is_refused() -> None:
     for release in ({"stack": "v100-staging"}, ["not", "a", "mapping"]):
         with pytest.raises(ConfigError) as refused:
