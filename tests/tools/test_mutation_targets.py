@@ -20,7 +20,8 @@ def tree(tmp_path: Path) -> Path:
                  "components/__init__.py", "components/docker/__init__.py", "components/program.py",
                  "tests/observability/test_alerts.py", "tests/render/test_compose_file.py", "tests/test_spec.py",
                  "tests/test_units.py", "tests/test_units_more.py", "tests/test_unitsx.py", "tests/docker/test_x.py",
-                 "tests/test_program_waivers.py", "tests/test_program.py", "Pulumi.yaml", "docs/testing.md",
+                 "tests/test_program_waivers.py", "tests/test_program.py", "tests/test_promotion_program.py",
+                 "Pulumi.yaml", "docs/testing.md",
                  ".venv/x", "mutants/x", ".git/HEAD"):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text("")
@@ -30,12 +31,13 @@ def tree(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("name", "modules", "tests"), [
     ("observability", ("vllm_serving/observability/*",), ("tests/observability",)),
     ("spec", ("vllm_serving/spec.py",), ("tests/test_spec.py",)),
-    # tests/test_<P>.py and tests/test_<P>_*.py, not tests/test_<P>x.py (another package's)
+    # tests/test_<P>.py, tests/test_<P>_*.py and tests/test_*_<P>.py, not tests/test_<P>x.py (another package's)
     ("units", ("vllm_serving/units.py",), ("tests/test_units.py", "tests/test_units_more.py")),
     ("render/compose_file.py", ("vllm_serving/render/compose_file.py",), ("tests/render",)),
     ("render/kubernetes", ("vllm_serving/render/kubernetes/*",), ("tests/render",)),
     ("components/docker", ("components/docker/*",), ("tests/docker",)),
-    ("components/program", ("components/program.py",), ("tests/test_program.py", "tests/test_program_waivers.py")),
+    ("components/program", ("components/program.py",),
+     ("tests/test_program.py", "tests/test_program_waivers.py", "tests/test_promotion_program.py")),
 ])
 def test_a_package_is_mutated_against_its_own_tests(tree: Path, name: str, modules: tuple[str, ...],
                                                      tests: tuple[str, ...]) -> None:

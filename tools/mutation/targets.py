@@ -1,8 +1,9 @@
 """What one mutation run covers: the modules of one package and that package's own tests.
 
 Tests mirror the source tree, so a package's own tests are found by its name alone:
-`vllm_serving/<P>/` (or `vllm_serving/<P>.py`) is tested by `tests/<P>/`, `tests/test_<P>.py` and
-`tests/test_<P>_*.py`; `components/<P>` likewise. A mutant counts as killed only when those tests
+`vllm_serving/<P>/` (or `vllm_serving/<P>.py`) is tested by `tests/<P>/`, `tests/test_<P>.py`,
+`tests/test_<P>_*.py` and `tests/test_*_<P>.py` (`tests/test_promotion_program.py` is the program's);
+`components/<P>` likewise. A mutant counts as killed only when those tests
 kill it: a test elsewhere that happens to notice does not guard the package (issue 28).
 """
 
@@ -40,10 +41,12 @@ def _split(name: str) -> tuple[str, str]:
 
 
 def own_tests(root: Path, package: str) -> tuple[str, ...]:
-    """`tests/<package>/`, `tests/test_<package>.py` and `tests/test_<package>_*.py` that exist."""
+    """`tests/<package>/`, `tests/test_<package>.py`, `tests/test_<package>_*.py` and
+    `tests/test_*_<package>.py` that exist."""
     tests = root / "tests"
     found = [f"tests/{package}"] if (tests / package).is_dir() else []
-    files = [*tests.glob(f"test_{package}.py"), *tests.glob(f"test_{package}_*.py")]
+    patterns = (f"test_{package}.py", f"test_{package}_*.py", f"test_*_{package}.py")
+    files = {path for pattern in patterns for path in tests.glob(pattern)}
     return (*found, *sorted(f"tests/{f.name}" for f in files))
 
 
