@@ -40,6 +40,7 @@ pytest: env
 typecheck: env
 	@echo "make: mypy --strict (~20 s)"
 	$(UV) run --frozen mypy
+	$(UV) run --frozen mypy -p tools.mutation
 
 ## make test-docker: the shipped stacks' containers on a real Docker engine, with a stand-in vLLM
 ##   image built locally (nothing pulled); skips with the reason when no engine is reachable
@@ -77,10 +78,14 @@ bench: env
 	$(UV) run --frozen python benchmarks/check_many.py
 	$(UV) run --frozen python benchmarks/hostile_stack.py
 
-## make mutation: mutation testing (mutmut) of the rules and the capacity planner against the fast
-##   tests ([tool.mutmut] in pyproject.toml); prints the score, then the surviving mutants
+## make mutation PACKAGE=observability [SAMPLE=150] [SEED=1]: mutation testing (mutmut) of one package
+##   of vllm_serving/ or components/ against its own tests only (tests/<package>/, tests/test_<package>*.py),
+##   SAMPLE mutants drawn with SEED (default: all); prints the score and each survivor's diff, and
+##   keeps the latest score per package in out/mutation.json (docs/testing.md). No PACKAGE: lists them.
 .PHONY: mutation
+PACKAGE ?=
+SAMPLE ?=
+SEED ?= 1
 mutation: env
 	@echo "make: mutation testing (tens of minutes)"
-	$(UV) run --frozen mutmut run --max-children 2
-	$(UV) run --frozen mutmut results
+	$(UV) run --frozen python -m tools.mutation.run $(PACKAGE) $(if $(SAMPLE),--sample $(SAMPLE)) --seed $(SEED) --max-children 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vllm_serving.command.vllm_argv import vllm_args, vllm_env
+from vllm_serving.command.vllm_argv import secret_env_names, vllm_args, vllm_env
 from vllm_serving.settings.stack_config import parse_stack_config
 
 BASE: dict[str, Any] = {
@@ -46,3 +46,15 @@ def test_floats_render_shortest() -> None:
 def test_extra_args_come_last_in_order() -> None:
     assert _args(maxModelLen=4096, extraArgs=["--enforce-eager", "--seed", "7"])[-3:] == (
         "--enforce-eager", "--seed", "7")
+
+
+def test_secrets_reach_the_container_as_the_variables_vllm_reads() -> None:
+    """vLLM reads its API key from VLLM_API_KEY (vllm/envs.py); Hugging Face downloads read HF_TOKEN.
+    The names come from the secrets the stack sets, in one fixed order whatever the file's order."""
+    def names(*secrets: str) -> tuple[str, ...]:
+        values = {**BASE, **{f"vllm-serving:{s}": "[secret]" for s in secrets}}
+        return secret_env_names(parse_stack_config(values, {f"vllm-serving:{s}" for s in secrets}))
+
+    assert names() == ()
+    assert names("apiKey") == ("VLLM_API_KEY",)
+    assert names("hfToken", "apiKey") == names("apiKey", "hfToken") == ("VLLM_API_KEY", "HF_TOKEN")

@@ -23,6 +23,11 @@ REQUIRE_VARIABLE = "VLLM_SERVING_REQUIRE_PROMTOOL"
 """Set by every CI path that installs promtool (.ci/run, the preview workflow): there a missing
 promtool fails these tests instead of skipping them, so no CI path quietly runs fewer tests."""
 _MISSING = "promtool is not installed (Debian/Ubuntu: apt-get install prometheus)"
+SEVERITY = {
+    "VllmKvCacheAlmostFull": "warning", "VllmRequestsQueueing": "warning", "VllmPreempting": "warning",
+    "VllmTimeToFirstTokenHigh": "warning", "VllmServerDown": "critical", "VllmServerAbsent": "critical",
+}
+"""Each alert's severity: what pages someone (critical: no server answers), what waits for office hours."""
 needs_promtool = pytest.mark.skipif(PROMTOOL is None and os.environ.get(REQUIRE_VARIABLE) != "1", reason=_MISSING)
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import jsonschema
 import pytest
 
+from tests.fleet.fleet_stacks import fleet_spec
 from tests.observability.helpers import observed_spec
-from tests.paths import DOCS, PROJECT_DIR
+from tests.paths import DOCS, FIXTURES, PROJECT_DIR
 from vllm_serving.cli import main
 from vllm_serving.engine.release_registry import load
 from vllm_serving.observability.dashboard import ROWS as DASHBOARD_ROWS
@@ -17,6 +19,7 @@ from vllm_serving.observability.dashboard import dashboard, dashboard_json, uid,
 from vllm_serving.observability.promql import read
 from vllm_serving.observability.series import unknown_series
 from vllm_serving.render.kubernetes.monitoring import dashboard_config_map
+from vllm_serving.spec import ServingSpec
 
 ROWS = {
     "Load": ["Requests running and waiting", "KV-cache usage", "Prefix-cache hit rate", "Preemptions"],
@@ -61,6 +64,9 @@ def test_rows_follow_the_engine() -> None:
     rows = _rows(dashboard(observed_spec("v100", engine={"enablePrefixCaching": False})))
     assert "Speculative decoding" not in rows
     assert rows["Load"] == ["Requests running and waiting", "KV-cache usage", "Preemptions"]
+    # unset, vLLM turns it on for a generative model (default_prefix_caching, vllm/engine/arg_utils.py v0.19.1)
+    unset = _rows(dashboard(observed_spec("v100", engine={"enablePrefixCaching": None})))
+    assert "Prefix-cache hit rate" in unset["Load"]
 
 
 def test_latency_panels_read_the_histograms() -> None:
@@ -83,6 +89,12 @@ def test_variables_default_to_the_stack() -> None:
     for target in _targets(dashboard(spec)):
         assert 'job=~"$job",model_name=~"$model_name"' in target["expr"]
         assert target["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+
+
+def test_the_variables_queries_are_read_like_the_panels() -> None:
+    """Each `label_values` variable's selector is checked against the release (queries.py) too."""
+    assert variable_selectors(dashboard(observed_spec())) == [
+        ("job", "vllm:num_requests_running"), ("model_name", 'vllm:num_requests_running{job=~"$job"}')]
 
 
 def test_panels_do_not_overlap_and_ids_are_unique() -> None:
@@ -121,3 +133,94 @@ def test_the_docs_describe_every_row() -> None:
     named = [title for title in titles if f"- **{title}**" in section]
     assert named == titles
     assert [section.index(f"- **{t}**") for t in named] == sorted(section.index(f"- **{t}**") for t in named)
+
+
+GRAFANA_SCHEMA = json.loads((FIXTURES / "grafana" / "dashboard.schema.json").read_text(encoding="utf-8"))
+"""Grafana's dashboard model (tests/fixtures/grafana/README.md says where each part comes from)."""
+
+
+def _grafana_errors(model: dict[str, Any]) -> list[str]:
+    validator = jsonschema.Draft202012Validator(GRAFANA_SCHEMA)
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(model)]
+
+
+@pytest.mark.parametrize("spec", [
+    pytest.param(observed_spec(), id="a100-k8s"),
+    pytest.param(observed_spec("v100", engine={"enablePrefixCaching": False}), id="v100"),
+    pytest.param(fleet_spec(), id="fleet"),
+])
+def test_grafana_reads_the_dashboard_as_written(spec: ServingSpec) -> None:
+    """Every key is one Grafana's model has, every value within its enums: nothing Grafana would
+    drop or reset when the operator imports the file."""
+    assert _grafana_errors(json.loads(dashboard_json(spec))) == []
+
+
+def test_the_grafana_schema_catches_a_misspelt_key() -> None:
+    """The oracle is strict where Grafana is: an unknown key of a panel, a wrong enum value."""
+    model = dashboard(observed_spec())
+    panel = next(p for p in model["panels"] if p["type"] == "timeseries")
+    panel["fieldconfig"] = panel.pop("fieldConfig")
+    panel["options"]["tooltip"]["mode"] = "multiple"
+    errors = _grafana_errors(model)
+    assert any("fieldconfig" in e for e in errors) and any("multiple" in e for e in errors)
+
+
+def test_what_the_operator_sees_on_opening_it() -> None:
+    model = dashboard(observed_spec())
+    assert model["uid"] == "vllm-a100-k8s"  # the dashboard's URL: stable per stack, unlike its id
+    assert model["title"] == "vLLM a100-k8s"
+    assert model["description"] == "vLLM metrics of stack a100-k8s (/Qwen3.6-27B-FP8), from vllm-serving"
+    assert model["time"] == {"from": "now-6h", "to": "now"} and model["refresh"] == "30s"
+    assert model["timezone"] == "browser"  # the viewer's clock, as Grafana's own default
+    assert model["graphTooltip"] == 1  # 1: a shared crosshair lines the panels up in time
+    rows = [p for p in model["panels"] if p["type"] == "row"]
+    assert rows and not any(r["collapsed"] for r in rows)  # every row open
+    for panel in model["panels"]:
+        if panel["type"] == "row":
+            continue
+        assert panel["options"]["tooltip"] == {"mode": "multi", "sort": "none"}  # every series at that time
+        assert panel["fieldConfig"]["defaults"]["min"] == 0  # counts, rates and ratios start at zero
+        refs = [t["refId"] for t in panel["targets"]]
+        assert refs == ["A", "B", "C", "D"][:len(refs)]  # distinct per panel, as Grafana requires
+
+
+# Grafana's unit ids (packages/grafana-data/src/valueFormats/categories.ts): `s` seconds, `percentunit`
+# a 0.0-1.0 ratio shown as percent, `ops` operations/s, `reqps` requests/s, `short` a plain number.
+UNITS = {
+    "Requests running and waiting": "short", "KV-cache usage": "percentunit",  # vLLM: 1 means 100 percent
+    "Prefix-cache hit rate": "percentunit", "Preemptions": "ops", "Token throughput": "short",
+    "Finished requests": "reqps", "Time to first token": "s", "Inter-token latency": "s",
+    "End-to-end request latency": "s", "Queue time": "s", "Draft acceptance rate": "percentunit",
+    "Mean acceptance length": "short",
+}
+
+
+def test_each_panel_reads_in_the_unit_of_what_it_shows() -> None:
+    model = dashboard(observed_spec())
+    shown = {p["title"]: p["fieldConfig"]["defaults"]["unit"] for p in model["panels"] if p["type"] != "row"}
+    assert shown == UNITS
+
+
+# Grafana's variable enums (packages/grafana-data/src/types/templateVars.ts)
+ON_DASHBOARD_LOAD, ON_TIME_RANGE_CHANGE = 1, 2
+ALPHABETICAL = 1
+
+
+def test_the_variables_list_what_the_chosen_time_range_has() -> None:
+    variables = {v["name"]: v for v in dashboard(observed_spec())["templating"]["list"]}
+    assert list(variables) == ["datasource", "job", "model_name"]
+    source = variables["datasource"]
+    assert (source["type"], source["query"], source["refresh"]) == ("datasource", "prometheus", ON_DASHBOARD_LOAD)
+    for name in ("job", "model_name"):
+        v = variables[name]
+        assert v["datasource"] == {"type": "prometheus", "uid": "${datasource}"}  # the one picked above
+        assert v["query"] == {"query": v["definition"], "refId": name}
+        # jobs and models come and go: asked again when the time range moves, listed A-Z, shown
+        assert (v["refresh"], v["sort"], v["hide"]) == (ON_TIME_RANGE_CHANGE, ALPHABETICAL, 0)
+    # one job at a time (the stack's); every model of it at once, `All` matching any name (=~ ".*")
+    assert (variables["job"]["includeAll"], variables["job"]["multi"], variables["job"]["allValue"]) == (
+        False, False, None)
+    assert (variables["model_name"]["includeAll"], variables["model_name"]["allValue"]) == (True, ".*")
+    assert variables["datasource"]["label"] == "Data source" and variables["datasource"]["hide"] == 0
+    assert all(v["regex"] == "" for v in variables.values())  # no value filtered out
+    assert variables["model_name"]["current"] == {"text": "/Qwen3.6-27B-FP8", "value": "/Qwen3.6-27B-FP8"}

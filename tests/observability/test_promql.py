@@ -21,6 +21,8 @@ from vllm_serving.observability.series import unknown_series
     ("SUM BY (job) (x) and on() y # z is a comment", ["x", "y"]),
     ("label_replace(up, \"dst\", \"$1\", \"instance\", \"(.*):.*\")", ["up"]),
     ("histogram_quantile(0.99, x_bucket) > 1e3 or vector(0x1f)", ["x_bucket"]),
+    ('{__name__=~"vllm:.*_total"} > 0', []),  # a regex on the name selects no name in particular
+    ('{__name__!="up"}', []),
 ])
 def test_metric_names_apart_from_everything_else(expr: str, names: list[str]) -> None:
     reading = read(expr)
@@ -36,6 +38,8 @@ def test_metric_names_apart_from_everything_else(expr: str, names: list[str]) ->
     ("label_values(x, job)", "unknown function 'label_values'"),
     ("x ? y", "unexpected '?'"),
     ("", "empty expression"),
+    ("sum by (job", "unclosed '('"),  # a label list left open reads as the bracket it is
+    ("{__name__=", "unclosed '{'"),  # cut off after the matcher: a problem, not a crash
 ])
 def test_broken_queries_are_reported(expr: str, problem: str) -> None:
     assert any(problem in p for p in read(expr).problems), read(expr).problems

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.observability.helpers import needs_promtool, observed_spec, promtool
+from tests.observability.helpers import SEVERITY, needs_promtool, observed_spec, promtool
 from vllm_serving.observability.alerts import rule_groups, rules_yaml
 from vllm_serving.observability.dashboard import dashboard, variable_selectors
 from vllm_serving.observability.scrape import TOKEN_DIRECTORY, scrape_yaml
@@ -99,8 +99,7 @@ def _unit_test(tmp_path: Path, alert: str, series: list[dict[str, str]], eval_mi
 
 
 def _fired(alert: str, labels: dict[str, str]) -> list[dict[str, Any]]:
-    severity = next(r for r in rule_groups(observed_spec("v100"))["groups"][0]["rules"] if r["alert"] == alert)
-    return [{"exp_labels": {**labels, "severity": severity["labels"]["severity"], "stack": "v100"}}]
+    return [{"exp_labels": {**labels, "severity": SEVERITY[alert], "stack": "v100"}}]
 
 
 @pytest.mark.parametrize(("alert", "troubled", "healthy", "labels"), CASES, ids=[c[0] for c in CASES])
@@ -116,22 +115,20 @@ def test_kv_cache_alert_waits_ten_minutes(tmp_path: Path) -> None:
     _unit_test(tmp_path, "VllmKvCacheAlmostFull", full, 12, _fired("VllmKvCacheAlmostFull", {**SCRAPED, "engine": "0"}))
 
 
-def _down_minutes() -> int:
-    rules = rule_groups(observed_spec("v100"))["groups"][0]["rules"]
-    return int(next(r for r in rules if r["alert"] == "VllmServerDown")["for"].removesuffix("m"))
+DOWN_MINUTES = 18
+"""v100's model load budget: 300 + 15 x 50.99 GiB = 1065 s -> 18 min (tests/observability/test_alerts.py)."""
 
 
 def test_server_down_only_after_a_restart_could_have_finished(tmp_path: Path) -> None:
     """Down from minute 2: quiet while a model load could still be running, firing after."""
-    down = _down_minutes()
-    assert down >= 5
+    down = DOWN_MINUTES
     series = [{"series": 'up{job="vllm-v100",instance="gpu01:30006"}', "values": f"1 1 0x{down + 10}"}]
     _unit_test(tmp_path, "VllmServerDown", series, down, [])
     _unit_test(tmp_path, "VllmServerDown", series, down + 3, _fired("VllmServerDown", SCRAPED))
 
 
 def test_server_absent_when_nothing_is_scraped(tmp_path: Path) -> None:
-    down = _down_minutes()
+    down = DOWN_MINUTES
     other = [{"series": 'up{job="node",instance="gpu01:9100"}', "values": f"1x{down + 10}"}]
     _unit_test(tmp_path, "VllmServerAbsent", other, down + 3, _fired("VllmServerAbsent", {"job": "vllm-v100"}))
     scraped = [{"series": 'up{job="vllm-v100",instance="gpu01:30006"}', "values": f"1x{down + 10}"}]

@@ -8,16 +8,12 @@ from typing import Any
 import pytest
 
 from tests.paths import stack_file
+from vllm_serving.catalog.checkpoint import derived_intermediate_size
 from vllm_serving.catalog.gpus import GPUS
 from vllm_serving.catalog.models import find_model
 from vllm_serving.planner.available_memory import MemoryInputs, estimate_available_memory
 from vllm_serving.planner.capacity import CapacityInputs, CapacityPlan, plan, plan_capacity
-from vllm_serving.planner.memory_budget import (
-    compile_flags,
-    derived_intermediate_size,
-    model_shape,
-    version_for_tag,
-)
+from vllm_serving.planner.memory_budget import compile_flags, model_shape, version_for_tag
 from vllm_serving.planner.weights_per_gpu import weights_per_gpu
 from vllm_serving.settings import StackSettings
 from vllm_serving.spec import resolve

@@ -109,6 +109,8 @@ class ModelFacts(Protocol):
     @property
     def head_dim(self) -> int: ...
     @property
+    def params_billion(self) -> float: ...
+    @property
     def full_attention_layers(self) -> int: ...
     @property
     def linear_attention(self) -> _Linear | None: ...
@@ -170,10 +172,27 @@ def _linear_attention(model: ModelFacts) -> dict[TensorKind, int]:
             + 2 * lin.num_value_heads + lin.value_head_dim}
 
 
+MAX_MLP_RATIO = 6
+"""The widest MLP a derived width may take, in multiples of hidden (published models stay below)."""
+
+
+def derived_intermediate_size(model: ModelFacts) -> int:
+    """The MLP width from the parameter count when the architecture lacks it: what one layer holds
+    beyond its attention projections, over gate + up + down (3 x hidden), between hidden and
+    MAX_MLP_RATIO x hidden (embeddings taken as untied)."""
+    hidden = model.hidden_size
+    per_layer = (model.params_billion * 1e9 - 2 * model.vocab_size * hidden) / model.num_hidden_layers
+    attention = hidden * model.head_dim * (2 * model.num_attention_heads + 2 * model.num_key_value_heads)
+    mlp = round((per_layer - attention) / (3 * hidden))
+    return min(max(mlp, hidden), MAX_MLP_RATIO * hidden)
+
+
 def _mlp(model: ModelFacts, layers: int) -> dict[TensorKind, int]:
-    """The MLPs of `layers` decoder layers: dense, or routed experts, shared experts and a router."""
+    """The MLPs of `layers` decoder layers: dense, or routed experts, shared experts and a router.
+    A dense model without `intermediate_size` (an architecture described inline) gets the width
+    its parameter count implies, so its weights are not counted without MLPs."""
     hidden, experts = model.hidden_size, model.experts
-    dense_width = model.intermediate_size or 0
+    dense_width = model.intermediate_size or (0 if experts is not None else derived_intermediate_size(model))
     if experts is None:
         return {"mlp": layers * 3 * hidden * dense_width}
     width = experts.intermediate_size or dense_width

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from vllm_serving.catalog.checkpoint import checkpoint_bytes, element_counts
+from vllm_serving.catalog.checkpoint import checkpoint_bytes, derived_intermediate_size, element_counts
 from vllm_serving.catalog.models import ModelArchitecture
 from vllm_serving.engine.release_registry import VllmRelease, release_for_tag
 from vllm_serving.planner.available_memory import CudagraphMode, ModelShape, parse_version
@@ -34,7 +34,6 @@ CUDAGRAPH_MODES: dict[str, CudagraphMode] = {
     "FULL_DECODE_ONLY": "full_and_piecewise", "FULL_AND_PIECEWISE": "full_and_piecewise",
 }
 # Widest MLP the derivation accepts, in hidden sizes (Qwen2-7B's 18944 / 3584 = 5.3).
-MAX_MLP_RATIO = 6
 ESTIMATE_CUDAGRAPHS_ENV = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"
 
 
@@ -50,17 +49,6 @@ def version_for_tag(tag: str | None, pinned: tuple[int, ...] = PINNED_VLLM_VERSI
         return spelled, f"image tag {tag} (no registry file; its version number)"
     why = f"moving tag {tag}" if tag else "no image tag"
     return pinned, f"the project's pinned v{'.'.join(map(str, pinned))} ({why})"
-
-
-def derived_intermediate_size(model: ModelArchitecture) -> int:
-    """The MLP width from the parameter count when the catalog lacks it: what one layer holds
-    beyond its attention projections, over gate + up + down (3 x hidden), between hidden and
-    MAX_MLP_RATIO x hidden (embeddings taken as untied)."""
-    hidden = model.hidden_size
-    per_layer = (model.params_billion * 1e9 - 2 * model.vocab_size * hidden) / model.num_hidden_layers
-    attention = hidden * model.head_dim * (2 * model.num_attention_heads + 2 * model.num_key_value_heads)
-    mlp = round((per_layer - attention) / (3 * hidden))
-    return min(max(mlp, hidden), MAX_MLP_RATIO * hidden)
 
 
 def derived_expert_intermediate_size(model: ModelArchitecture) -> int:

@@ -15,7 +15,6 @@ from tests.fleet.fleet_stacks import IDS, fleet_spec
 from tests.observability.helpers import needs_promtool, promtool
 from tests.stack_builders import make_spec
 from vllm_serving.engine.release_registry import load
-from vllm_serving.fleet import fleet_hosts
 from vllm_serving.observability.alerts import rule_groups
 from vllm_serving.observability.dashboard import dashboard, variable_selectors
 from vllm_serving.observability.queries import used_queries
@@ -33,11 +32,14 @@ def test_one_target_per_host_labelled_with_its_id() -> None:
     spec = fleet_spec()
     (job,) = scrape_config(spec)["scrape_configs"]
     assert job["job_name"] == JOB
-    expected = [{"targets": [h.spec.endpoints()["metricsUrl"].removeprefix("http://").removesuffix("/metrics")],
-                 "labels": {"host": h.id}} for h in fleet_hosts(spec)]
-    assert job["static_configs"] == expected
-    assert [s["targets"] for s in job["static_configs"]] == [
-        ["gpu01.example.internal:8000"], ["gpu02.example.internal:8000"], ["gpu03.example.internal:8000"]]
+    # tests/fixtures/fleet/Pulumi.fleet.yaml: ids from the ssh host names, gpu03 named and reached at its
+    # publicHost (its dockerHost is an address)
+    assert job["static_configs"] == [
+        {"targets": ["gpu01.example.internal:8000"], "labels": {"host": "gpu01"}},
+        {"targets": ["gpu02.example.internal:8000"], "labels": {"host": "gpu02"}},
+        {"targets": ["gpu03.example.internal:8000"], "labels": {"host": "gpu03"}}]
+    text = scrape_yaml(spec)
+    assert "# A Docker fleet: one target per host of target.hosts (gpu01, gpu02, gpu03), labelled host." in text
 
 
 def test_a_one_server_stack_has_no_host_label() -> None:
@@ -45,19 +47,25 @@ def test_a_one_server_stack_has_no_host_label() -> None:
     (static,) = scrape_config(spec)["scrape_configs"][0]["static_configs"]
     assert "labels" not in static
     assert "host" not in json.dumps(rule_groups(spec)) + json.dumps(dashboard(spec)["templating"])
+    assert "fleet" not in scrape_yaml(spec)
 
 
 def test_per_server_alerts_group_by_host() -> None:
     rules = _rules()
     for name in ("VllmKvCacheAlmostFull", "VllmRequestsQueueing", "VllmPreempting", "VllmTimeToFirstTokenHigh"):
         assert re.search(r"by \(job, host[,)]", rules[name]["expr"]), name
-    assert "{{ $labels.host }}" in rules["VllmTimeToFirstTokenHigh"]["annotations"]["description"]
+    # the p95 of one host: its subject names the host beside the job
+    assert rules["VllmTimeToFirstTokenHigh"]["annotations"]["description"].startswith(
+        "{{ $labels.job }} host {{ $labels.host }}: p95")
 
 
 def test_the_dashboard_picks_hosts() -> None:
     model = dashboard(fleet_spec())
     (host,) = [v for v in model["templating"]["list"] if v["name"] == "host"]
-    assert (host["multi"], host["includeAll"], host["current"]["value"]) == (True, True, "$__all")
+    # every host at once by default ("$__all" is Grafana's value for All), any set of them on demand
+    assert (host["multi"], host["includeAll"], host["allValue"]) == (True, True, ".*")
+    assert host["current"] == {"text": "All", "value": "$__all"}
+    assert [v["name"] for v in model["templating"]["list"]] == ["datasource", "job", "host", "model_name"]
     assert dict(variable_selectors(model))["host"] == 'vllm:num_requests_running{job=~"$job"}'
     exprs = [t["expr"] for p in model["panels"] for t in p.get("targets", [])]
     assert exprs and all('host=~"$host"' in e for e in exprs)

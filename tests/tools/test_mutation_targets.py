@@ -1,0 +1,59 @@
+"""`make mutation PACKAGE=...` mutates one package and runs that package's own tests only: the
+tests mirror the source tree, so a mutant counts as killed only by the tests of its package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools.mutation.targets import also_copy, packages, target
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A project laid out as this one: a core package, top-level modules, components, their tests."""
+    for path in ("vllm_serving/__init__.py", "vllm_serving/observability/__init__.py",
+                 "vllm_serving/observability/alerts.py", "vllm_serving/render/__init__.py",
+                 "vllm_serving/render/compose_file.py", "vllm_serving/render/kubernetes/__init__.py",
+                 "vllm_serving/spec.py", "vllm_serving/units.py", "vllm_serving/untested.py",
+                 "components/__init__.py", "components/docker/__init__.py", "components/program.py",
+                 "tests/observability/test_alerts.py", "tests/render/test_compose_file.py", "tests/test_spec.py",
+                 "tests/test_units.py", "tests/test_units_more.py", "tests/test_unitsx.py", "tests/docker/test_x.py",
+                 "tests/test_program_waivers.py", "tests/test_program.py", "tests/test_promotion_program.py",
+                 "Pulumi.yaml", "docs/testing.md",
+                 ".venv/x", "mutants/x", ".git/HEAD"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("")
+    return tmp_path
+
+
+@pytest.mark.parametrize(("name", "modules", "tests"), [
+    ("observability", ("vllm_serving/observability/*",), ("tests/observability",)),
+    ("spec", ("vllm_serving/spec.py",), ("tests/test_spec.py",)),
+    # tests/test_<P>.py, tests/test_<P>_*.py and tests/test_*_<P>.py, not tests/test_<P>x.py (another package's)
+    ("units", ("vllm_serving/units.py",), ("tests/test_units.py", "tests/test_units_more.py")),
+    ("render/compose_file.py", ("vllm_serving/render/compose_file.py",), ("tests/render",)),
+    ("render/kubernetes", ("vllm_serving/render/kubernetes/*",), ("tests/render",)),
+    ("components/docker", ("components/docker/*",), ("tests/docker",)),
+    ("components/program", ("components/program.py",),
+     ("tests/test_program.py", "tests/test_program_waivers.py", "tests/test_promotion_program.py")),
+])
+def test_a_package_is_mutated_against_its_own_tests(tree: Path, name: str, modules: tuple[str, ...],
+                                                     tests: tuple[str, ...]) -> None:
+    chosen = target(tree, name)
+    assert (chosen.modules, chosen.tests) == (modules, tests)
+
+
+def test_no_such_package_names_the_packages(tree: Path) -> None:
+    with pytest.raises(ValueError, match="one of: observability, render, spec, units, untested, "
+                                         "components/docker, components/program"):
+        target(tree, "observabilty")
+    with pytest.raises(ValueError, match="no tests of its own: expected tests/untested/"):
+        target(tree, "untested")
+
+
+def test_everything_but_the_sources_and_scratch_is_copied_for_the_tests(tree: Path) -> None:
+    assert also_copy(tree) == ["Pulumi.yaml", "docs", "tests"]
+    assert packages(tree) == ["observability", "render", "spec", "units", "untested", "components/docker",
+                              "components/program"]

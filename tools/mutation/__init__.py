@@ -1,0 +1,1 @@
+"""Mutation testing per package (`make mutation PACKAGE=...`); see docs/testing.md."""
