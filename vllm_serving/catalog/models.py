@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from vllm_serving.catalog.checkpoint import checkpoint_bytes
+from vllm_serving.catalog.vision import VisionEncoder
 
 WeightDtype = Literal["bfloat16", "float16", "float32"]
 
@@ -162,6 +163,9 @@ class ModelArchitecture(_Facts):
     vision_params_billion: float = Field(default=0.0, ge=0)
     """Parameters of the vision tower and its projector (0: none), loaded unless vLLM runs the
     language model only (`--language-model-only`)."""
+    vision: VisionEncoder | None = None
+    """The vision encoder's shape and its processor's limits, where known: vLLM encodes dummy
+    images with it before sizing the KV cache (planner/encoder_profile.py)."""
     min_vllm_version: str | None = None
     """First vLLM release that runs this architecture."""
 
