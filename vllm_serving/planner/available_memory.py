@@ -158,7 +158,8 @@ def _encoder(release: ReleaseAccounting, inputs: MemoryInputs, tokens: int, seqs
     if batch is None:
         return None
     return encoder_profile(release, vision, batch, tp=inputs.tp, dtype_bytes=inputs.model.dtype_bytes,
-                           runner="v2" if runner == "v2" else "v1", data_parallel=inputs.mm_encoder_data_parallel)
+                           runner="v2" if runner == "v2" else "v1", data_parallel=inputs.mm_encoder_data_parallel,
+                           compiled=cudagraph_mode(inputs) != "none")
 
 
 def _activation_bytes(release: ReleaseAccounting, inputs: MemoryInputs, sampler: Sampler, tokens: int,

@@ -44,49 +44,54 @@ class EncoderProfile:
     detail: str
 
 
-def _block_elements(vision: VisionEncoder, tp: int) -> float:
-    """Elements per patch one encoder block holds beyond its input and normed input.
+def _block_elements(vision: VisionEncoder, tp: int, native_norm: bool) -> float:
+    """Elements per patch one encoder block holds at its peak, its input included (the caller's
+    loop variable keeps it alive through the block).
 
-    Attention (qwen2_5_vl.py `Qwen2_5_VisionAttention.forward`, the Qwen2/3 encoders' too):
-    qkv 3h/tp, the q|k half made contiguous 2h/tp, rotated 2h/tp, the context h/tp and its
-    contiguous copy h/tp; then the projection's h (a new tensor again after TP's all-reduce)
-    while all but the first context are alive. CLIP/SigLIP (clip.py `CLIPAttention`): qkv 3h/tp,
-    context h/tp and its reshaped copy h/tp, then out_proj. MLP: fc1 and its activation, then
-    fc2 with the activation alive (fc1's output was only an argument); SwiGLU (Qwen2.5-VL
-    `Qwen2_5_VisionMLP.forward`): gate_up 2I/tp stays bound while the activation I/tp and the
-    down projection's h exist."""
+    Attention (qwen2_5_vl.py `Qwen2_5_VisionAttention.forward`, the Qwen2/3 encoders' too): the
+    input and its normed copy, then qkv 3h/tp, the q|k half made contiguous 2h/tp, rotated 2h/tp,
+    the context h/tp and its contiguous copy h/tp; then the projection's h (a new tensor again
+    after TP's all-reduce) while all but the first context are alive. CLIP/SigLIP (clip.py
+    `CLIPAttention`): qkv 3h/tp, the context h/tp and its reshaped copy h/tp, then out_proj.
+    MLP, where `x = x + mlp(norm2(x))` (Qwen2/3-VL, CLIP, SigLIP): the input, the attention's sum
+    and its normed copy, fc1 and its activation, then fc2 with the activation alive (fc1's output
+    was only an argument). Qwen2.5-VL (`Qwen2_5_VisionBlock.forward`) adds the attention output
+    with `norm2(x, residual=x_attn)`: in place with vLLM's CUDA kernel (eager: custom ops on), two
+    new tensors with the native RMSNorm a compiled model uses (custom ops off); its SwiGLU keeps
+    gate_up 2I/tp while the activation I/tp and the down projection's h exist."""
     h, inner = vision.hidden_size, vision.intermediate_size / tp
     reduced = h if tp > 1 else 0
     if vision.family == "fixed_resolution":
-        attention = max(5 * h / tp, h + 4 * h / tp + reduced)
+        attention = 2 * h + max(5 * h / tp, h + 4 * h / tp + reduced)
     else:
-        attention = max(9 * h / tp, h + 8 * h / tp + reduced)
+        attention = 2 * h + max(9 * h / tp, h + 8 * h / tp + reduced)
     if vision.gated_mlp:
-        mlp = 3 * inner + h + reduced
+        mlp = (4 if native_norm else 2) * h + 3 * inner + h + reduced
     else:
-        mlp = max(2 * inner, inner + h + reduced)
+        mlp = 3 * h + max(2 * inner, inner + h + reduced)
     return max(attention, mlp)
 
 
-def _forward_bytes(vision: VisionEncoder, batch: DummyBatch, items: int, tp: int, dtype_bytes: int) -> tuple[int, str]:
+def _forward_bytes(vision: VisionEncoder, batch: DummyBatch, items: int, tp: int, dtype_bytes: int,
+                   native_norm: bool) -> tuple[int, str]:
     """The largest stage of the encoder's forward over `items` items, pixel values excluded.
 
-    Resident through the blocks: the residual stream and the block's normed input (2h per
-    patch); Qwen3-VL also keeps the interpolated position embeddings (h, `pos_embeds`) and the
-    deepstack features already merged. Qwen3-VL's `fast_pos_embed_interpolate` first holds the
-    patch embeddings, the four-corner embeddings of the last item (4h per patch of a frame), each
-    item's interpolated embeddings and their concatenation (3h per patch in all). The final
-    merger stage holds the residual stream, its normed copy, the merger's widened input (h per
-    patch over tp, twice) and the outputs twice (the merger's and deepstack's, then their concatenation)."""
+    Qwen3-VL also keeps the interpolated position embeddings (h per patch, `pos_embeds`) through
+    the blocks, and the deepstack features already merged; its `fast_pos_embed_interpolate`
+    first holds the patch embeddings, each item's interpolated embeddings and their concatenation
+    (3h per patch in all) and the last item's four corner embeddings (4h per patch of a frame).
+    The final merger stage holds the residual stream, its normed copy, the merger's widened
+    input (h per patch over tp, twice) and the outputs twice (the merger's and deepstack's, then
+    their concatenation)."""
     item = batch.item
     patches = items * item.patches
     tokens = items * item.embeds
     h = vision.hidden_size
     qwen3 = vision.family == "qwen3_vl"
-    resident = (3 if qwen3 else 2) * h
+    positions = h if qwen3 else 0
     deepstack = vision.deepstack_layers * vision.out_hidden_size * tokens
-    blocks = patches * (resident + _block_elements(vision, tp)) + deepstack
-    merge = patches * (resident + h + 2 * h / tp) + 2 * tokens * vision.output_width
+    blocks = patches * (positions + _block_elements(vision, tp, native_norm)) + deepstack
+    merge = patches * (positions + 2 * h + 2 * h / tp) + 2 * tokens * vision.output_width
     stages = {"blocks": blocks, "merger": merge}
     if qwen3:
         per_frame = item.patches // item.frames
@@ -97,16 +102,19 @@ def _forward_bytes(vision: VisionEncoder, batch: DummyBatch, items: int, tp: int
 
 
 def encoder_profile(release: ReleaseAccounting, vision: VisionEncoder, batch: DummyBatch, *, tp: int,
-                    dtype_bytes: int, runner: Runner, data_parallel: bool = False) -> EncoderProfile:
+                    dtype_bytes: int, runner: Runner, data_parallel: bool = False,
+                    compiled: bool = True) -> EncoderProfile:
     """The encoder's forward and what it leaves allocated, for one GPU.
 
     With `--mm-encoder-tp-mode data` each rank encodes its share of the items with the whole
     encoder (models/vision.py `run_dp_sharded_mrope_vision_model`: the busiest rank gets
-    ceil(items / tp)) and gathers every output."""
+    ceil(items / tp)) and gathers every output. `compiled`: vLLM compiles the language model
+    (not eager), which turns its custom ops off (config/compilation.py `custom_ops`: "none"
+    under VLLM_COMPILE) - the encoder then runs the native RMSNorm too."""
     item, items = batch.item, batch.items
     pixels = items * item.pixel_elements * dtype_bytes
     local_items, width = (math.ceil(items / tp), 1) if data_parallel and tp > 1 else (items, tp)
-    forward, stage = _forward_bytes(vision, batch, local_items, width, dtype_bytes)
+    forward, stage = _forward_bytes(vision, batch, local_items, width, dtype_bytes, native_norm=compiled)
     if data_parallel and tp > 1:
         forward += local_items * item.pixel_elements * dtype_bytes  # the local items' pixels, concatenated
     outputs = items * item.embeds * vision.output_width * dtype_bytes
