@@ -27,7 +27,7 @@ from vllm_serving.planner.available_memory import (
     resolve_release,
 )
 from vllm_serving.planner.capacity_plan import CapacityPlan as CapacityPlan
-from vllm_serving.planner.capacity_plan import MemoryTerm
+from vllm_serving.planner.capacity_plan import EncoderPass, MemoryTerm
 from vllm_serving.planner.compute_dtype import DTYPE_BYTES, kv_dtype_bytes
 from vllm_serving.planner.compute_dtype import compute_dtype as compute_dtype  # re-exported for the rules
 from vllm_serving.planner.cpu_kv_space import CPU_BLOCK_SIZE, kv_space_gib
@@ -247,6 +247,7 @@ def plan(inputs: CapacityInputs) -> CapacityPlan:
         pessimistic_max_concurrency=worst_concurrency, pessimistic_max_model_len_that_fits=worst_fits,
         fits_pessimistic=worst_concurrency >= 1,
         memory_terms=tuple(MemoryTerm(name=t.name, gib=t.gib, source=t.source) for t in memory.terms),
+        encoder=EncoderPass.of(memory.encoder),
     )
 
 
