@@ -116,13 +116,15 @@ def test_a_6_gb_start_fails_on_the_encoders_forward_as_vllm_found() -> None:
     float16 on a 6 GB GPU logs -2.14 GiB of KV cache memory. Its profiling peak is the encoder's
     forward over one 65,536-patch frame pair (the compiled model's native RMSNorm keeps the
     block's input, attention output, sum and normed copy beside the SwiGLU), which the language
-    model's run on top of what the encoder keeps does not reach; without it the estimate would
-    promise about +0.7 GiB. The estimate is 0.20 GiB short of vLLM's figure - the v0.18-v0.26
-    graph-profiling non-torch residue fitted on H100s (0.19 GiB)."""
+    model's run on top of what the encoder keeps does not reach; without it the estimate would be
+    about -0.7 GiB, 1.5 GiB optimistic. The estimate is 0.20 GiB below vLLM's figure - the
+    v0.18-v0.26 graph-profiling non-torch residue fitted on H100s (0.19 GiB)."""
     case = next(case for case in load_cases() if case["id"] == "kartikeya2046-qwen25-vl-3b-awq-6gb-wsl")
     inputs = case_inputs(case)
     estimate = estimate_available_memory(inputs)
     assert estimate.encoder is not None
     assert _activation(inputs) == pytest.approx(estimate.encoder.forward_bytes / GIB)
-    assert abs(estimate.available_kv_gib - case["logged"]["available_kv_gib"]) < 0.25
-    assert estimate_available_memory(replace(inputs, vision=None)).available_kv_gib > -1.0
+    logged = case["logged"]["available_kv_gib"]
+    assert -0.25 < estimate.available_kv_gib - logged <= 0  # close, and on the safe side
+    without_encoder = estimate_available_memory(replace(inputs, vision=None)).available_kv_gib
+    assert without_encoder > logged + 1.0  # the encoder decides
