@@ -18,22 +18,25 @@ from vllm_serving.cli import main
 from vllm_serving.planner.available_memory import estimate_available_memory
 from vllm_serving.planner.startup_case import case_inputs
 
-LOG = FIXTURES / "startup_logs" / "llmd-qwen3-8b-h100.yaml"
+LOGS = FIXTURES / "startup_logs"
+LOG = LOGS / "llmd-qwen3-8b-h100.yaml"
+LLMD_QWEN3_8B = {"gpuMemoryUtilization": 0.95, "maxModelLen": 8192, "maxNumSeqs": 1024, "maxNumBatchedTokens": 8192}
 
 
-def _project(tmp_path: Path) -> Path:
-    """A stack as the llm-d campaign's Qwen3-8B start ran: one H100, v0.19.0, util 0.95, 8,192
-    tokens, 1,024 sequences (its log prints vLLM's DEBUG breakdown)."""
+def _project(tmp_path: Path, *, model: str = "Qwen3-8B", gpus: int = 1, engine: dict[str, Any] | None = None,
+             log: Path = LOG) -> Path:
+    """A stack as a corpus start ran on H100s with v0.19.0; by default the llm-d campaign's
+    Qwen3-8B start: one H100, util 0.95, 8,192 tokens, 1,024 sequences (its log prints vLLM's
+    DEBUG breakdown)."""
     shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
-    doc: dict[str, Any] = yaml.safe_load((stack_file("v100")).read_text())
+    doc: dict[str, Any] = yaml.safe_load(stack_file("v100").read_text())
     config = doc["config"]
-    config["vllm-serving:hardware"] = {"gpu": "H100-80GB", "count": 1}
+    config["vllm-serving:hardware"] = {"gpu": "H100-80GB", "count": gpus}
     config["vllm-serving:image"]["tag"] = "v0.19.0"
-    config["vllm-serving:model"]["name"] = "Qwen3-8B"
-    config["vllm-serving:engine"] = {"gpuMemoryUtilization": 0.95, "maxModelLen": 8192, "maxNumSeqs": 1024,
-                                     "maxNumBatchedTokens": 8192}
+    config["vllm-serving:model"]["name"] = model
+    config["vllm-serving:engine"] = engine or LLMD_QWEN3_8B
     (tmp_path / "Pulumi.h100.yaml").write_text(yaml.safe_dump(doc))
-    (tmp_path / "vllm.log").write_text(yaml.safe_load(LOG.read_text())["log_lines"])
+    (tmp_path / "vllm.log").write_text(yaml.safe_load(log.read_text())["log_lines"])
     return tmp_path
 
 
@@ -50,6 +53,33 @@ def test_each_term_is_set_beside_the_log(tmp_path: Path, capsys: pytest.CaptureF
     assert rows["activation peak"]["logged"] == 2.21 and rows["non-torch"]["logged"] == 0.25  # the DEBUG lines
     assert rows["CUDA graphs (estimate)"]["logged"] == 0.84 and rows["CUDA graphs (captured)"]["logged"] == 0.96
     assert rows["KV tokens"]["logged"] == 418_688 and rows["concurrency"]["logged"] == 51.11
+    assert "encoder budget" not in rows  # a text model: no encoder pass, none logged
+
+
+def test_a_vision_language_start_shows_the_encoders_dummy_batch(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """ramrow's Qwen3.5-27B start on four H100s (v0.19.0, 8,192 batched tokens, 262,144 context)
+    logs one 16,384-token image profiled: the plan's encoder pass is set beside that line, and
+    its memory (inside the activation peak, no log line of its own) is shown."""
+    engine = {"tensorParallelSize": 4, "maxModelLen": 262144, "maxNumBatchedTokens": 8192}
+    project = _project(tmp_path, model="Qwen3.5-27B", gpus=4, engine=engine,
+                       log=LOGS / "ramrow-qwen35-27b-h100-tp4.yaml")
+    _run(project, str(project / "vllm.log"), "--json")
+    rows = {row["term"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["encoder budget"]["logged"] == 16_384 and rows["encoder budget"]["plan"] == 16_384
+    assert rows["encoder items"]["logged"] == 1 and rows["encoder items"]["plan"] == 1
+    assert "1 image of 16,384 tokens (the log: 1 image)" in rows["encoder items"]["note"]
+    forward, kept = rows["encoder forward peak"]["plan"], rows["encoder kept"]["plan"]
+    assert 0 < kept < forward and rows["encoder forward peak"]["logged"] is None
+    assert forward <= rows["activation peak"]["plan"]
+    case_file = tmp_path / "mine.yaml"
+    _run(project, str(project / "vllm.log"), "--write-case", str(case_file), "--source-url", "https://example.org/l")
+    assert "encoder budget" in capsys.readouterr().out
+    case = yaml.safe_load(case_file.read_text()) | {"file": case_file.name}
+    corpus.test_case_states_its_source_and_the_lines_used(case)
+    assert case["logged"]["encoder_budget"] == 16_384 and case["logged"]["encoder_modality"] == "image"
+    encoder = estimate_available_memory(case_inputs(case)).encoder  # the written case profiles the encoder too
+    assert encoder is not None and encoder.batch.encoder_budget == 16_384
 
 
 def test_the_log_may_come_from_standard_input(tmp_path: Path, capsys: pytest.CaptureFixture[str],

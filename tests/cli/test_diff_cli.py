@@ -42,7 +42,7 @@ def test_v100_to_a100_shows_what_a_reviewer_wants(capsys: pytest.CaptureFixture[
         "/root/.cache/vllm /u02/models/data/vllm-cache (writable, bind) -> vllm-cache (writable, volume)")
     assert line_of(out, "ports", "8000") == "8000 0.0.0.0:30006 -> 0.0.0.0:8000"
     assert line_of(out, "GPU", "name") == "name V100-32GB -> A100-80GB"
-    assert line_of(out, "capacity", "max_concurrency") == "max_concurrency 95.85 -> 27.63"
+    assert line_of(out, "capacity", "max_concurrency") == "max_concurrency 93.78 -> 27.27"
     # sections in reading order, each titled once, flags unchanged on both sides absent
     titles = [line.strip() for line in out.splitlines() if line.startswith("  ") and not line.startswith("    ")]
     assert titles == ["GPU", "model", "image", "vllm argv", "env", "mounts", "ports",

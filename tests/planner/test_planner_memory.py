@@ -13,7 +13,13 @@ from vllm_serving.catalog.gpus import GPUS
 from vllm_serving.catalog.models import find_model
 from vllm_serving.planner.available_memory import MemoryInputs, estimate_available_memory
 from vllm_serving.planner.capacity import CapacityInputs, CapacityPlan, plan, plan_capacity
-from vllm_serving.planner.memory_budget import compile_flags, model_shape, version_for_tag
+from vllm_serving.planner.memory_budget import (
+    MultimodalFlags,
+    compile_flags,
+    model_shape,
+    multimodal_flags,
+    version_for_tag,
+)
 from vllm_serving.planner.weights_per_gpu import weights_per_gpu
 from vllm_serving.settings import StackSettings
 from vllm_serving.spec import resolve
@@ -46,7 +52,7 @@ def test_available_kv_is_the_budget_less_every_term(stack: str) -> None:
 
 def test_the_planner_feeds_the_estimator_the_catalog_facts() -> None:
     """A dense model on one GPU: the plan's KV memory is estimate_available_memory's for the
-    catalog's CUDA total, weights and config.json shape, nothing added."""
+    catalog's CUDA total, weights, config.json shape and vision encoder, nothing added."""
     model, gpu = find_model("Qwen3.5-27B"), GPUS["H100-80GB"]
     assert model is not None and model.intermediate_size == 17408
     inputs = CapacityInputs(model=model, gpu=gpu, tp=2, vllm_version=(0, 20, 2))
@@ -54,7 +60,7 @@ def test_the_planner_feeds_the_estimator_the_catalog_facts() -> None:
         vllm_version="0.20.2", gpu_total_gib=79.11, gpu_name=gpu.product_label,
         weights_gib=weights_per_gpu(model, tp=2, capability=gpu.compute_capability).per_gpu_gib,
         model=model_shape(model, 2), tp=2, compute_capability=gpu.compute_capability, sm_count=gpu.sm_count,
-        architecture=model.architecture))
+        architecture=model.architecture, vision=model.vision, max_model_len=model.max_position_embeddings))
     assert plan(inputs).available_kv_gib == pytest.approx(estimate.available_kv_gib)
     assert plan(inputs).gpu_total_gib == 79.11  # CUDA's total, not nvidia-smi's 79.65
 
@@ -164,3 +170,38 @@ def test_the_weights_not_fitting_is_the_estimate_going_negative() -> None:
     assert model is not None
     result = plan(CapacityInputs(model=model, gpu=GPUS["V100-32GB"], dtype="half"))
     assert not result.weights_fit and result.available_kv_gib < 0
+
+
+def test_the_vision_encoder_is_profiled_unless_the_stack_turns_it_off() -> None:
+    """The shipped Qwen3.5/3.6 stacks load a vision tower: vLLM encodes a dummy 16,384-token image
+    before sizing the KV cache and keeps its pixels and outputs through the language model's run.
+    --language-model-only, zero --limit-mm-per-prompt counts and --skip-mm-profiling leave it out."""
+    full = _plan("a100")
+    assert "multimodal encoder: 1 image item(s) of 16384 tokens" in next(
+        t.source for t in full.memory_terms if t.name == "activation_peak")
+    text_only = _plan("a100", extra_args=["--language-model-only"])
+    zero = _plan("a100", extra_args=["--limit-mm-per-prompt", '{"image": 0, "video": 0}'])
+    skipped = _plan("a100", extra_args=["--skip-mm-profiling"])
+    assert _term(zero, "activation_peak") == _term(skipped, "activation_peak") == _term(text_only, "activation_peak")
+    assert _term(full, "activation_peak") > _term(text_only, "activation_peak")
+    assert full.available_kv_gib < zero.available_kv_gib
+
+
+def test_multimodal_flags_are_read_as_vllm_parses_them() -> None:
+    flags = multimodal_flags("v0.19.1", [
+        "--limit-mm-per-prompt", '{"image": 2, "video": {"count": 0, "num_frames": 8}}',
+        "--limit-mm-per-prompt.audio=0", "--mm-encoder-tp-mode", "data",
+        "--mm-processor-kwargs", '{"max_pixels": 1003520}', "--skip-mm-profiling"])
+    assert dict(flags.limits) == {"image": 2, "video": 0, "audio": 0}
+    assert flags.encoder_data_parallel and flags.skip_profiling and flags.image_max_pixels == 1003520
+    assert multimodal_flags("v0.19.1", ["--mm-encoder-tp-mode", "weights"]) == MultimodalFlags()
+
+
+def test_a_smaller_processor_limit_profiles_smaller_images() -> None:
+    """--mm-processor-kwargs '{"max_pixels": ...}' lowers the image processor's limit: 1,003,520
+    pixels are 980 tokens of 32 x 32 pixels (a 28 x 35 grid), two of them in the A100's 2,048-token
+    budget (videos left out: their limit is the video processor's)."""
+    small = _plan("a100", extra_args=["--mm-processor-kwargs", '{"max_pixels": 1003520}',
+                                      "--limit-mm-per-prompt", '{"video": 0}'])
+    source = next(t.source for t in small.memory_terms if t.name == "activation_peak")
+    assert "2 image item(s) of 980 tokens (3920 patches), budget 2048" in source

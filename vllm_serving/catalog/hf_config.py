@@ -36,6 +36,7 @@ from vllm_serving.catalog.models import (
     MultiLatentAttention,
     WeightDtype,
 )
+from vllm_serving.catalog.vision_config import processor_configs, vision_encoder
 from vllm_serving.findings import ConfigError, Finding, Severity
 
 # model_type prefix -> parser family (the reasoning/tool-call parsers that fit it).
@@ -312,7 +313,9 @@ def load_hf_config(path: Path, key: str | None = None) -> ModelArchitecture:
         model = parse_hf_config(data, where)
     except ConfigError as exc:
         raise ConfigError([_prefixed(f, shown) for f in exc.findings]) from None
-    return _with_checkpoint(model, path, where, shown)
+    # the encoder vLLM profiles, sized by the processor configs beside the config.json
+    vision = vision_encoder(data, processor_configs(path.parent), str(path)) if model.vision_params_billion else None
+    return _with_checkpoint(model.model_copy(update={"vision": vision}), path, where, shown)
 
 
 def _with_checkpoint(model: ModelArchitecture, path: Path, where: str, shown: str) -> ModelArchitecture:

@@ -19,6 +19,7 @@ from pydantic.alias_generators import to_camel
 
 from vllm_serving.catalog.checkpoint import checkpoint_bytes
 from vllm_serving.catalog.names import Lookup, compact, lookup, tokens
+from vllm_serving.catalog.vision import VisionEncoder
 
 WeightDtype = Literal["bfloat16", "float16", "float32"]
 
@@ -195,6 +196,9 @@ class ModelArchitecture(_Facts):
     """RoPE scalings that stretch the context (one per layer type for nested `rope_parameters`)."""
     quantization_config: CheckpointQuantization | None = None
     """The quantized checkpoint's bits, group size and FP8 block size, where it states them."""
+    vision: VisionEncoder | None = None
+    """The vision encoder's shape and its processor's limits, where known: vLLM encodes dummy
+    images with it before sizing the KV cache (planner/encoder_profile.py)."""
     min_vllm_version: str | None = None
     """First vLLM release that runs this architecture."""
 

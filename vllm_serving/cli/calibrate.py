@@ -4,7 +4,9 @@ LOG is a file, or `-` for standard input (`docker logs vllm 2>&1 | vllm-stack ca
 `kubectl logs deploy/vllm | ...`). Every memory term the plan estimates is set beside the
 log's figure, predicted with the log's release (the banner) and its eagerness and batch where
 it shows them: weights, activation, non-torch, CUDA graphs, the available KV memory (also with
-the logged weights, to show the other terms alone), the KV tokens and the concurrency.
+the logged weights, to show the other terms alone), the KV tokens and the concurrency; for a
+vision-language model the encoder's dummy batch (budget and items, beside the log's "Encoder
+cache will be initialized" line) and what its profiling pass holds.
 `--write-case FILE` writes the start-up in the corpus format (tests/fixtures/startup_logs/
 README.md), so it can join the logs the error band is measured on.
 
@@ -56,7 +58,7 @@ def _read_log(where: str) -> str:
 def _value(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
-    return f"{value:,.0f}" if unit == "tokens" else f"{value:.2f}"
+    return f"{value:,.0f}" if unit in ("tokens", "items") else f"{value:.2f}"
 
 
 def _table(rows: list[Row], header: str) -> str:

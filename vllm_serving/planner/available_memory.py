@@ -17,9 +17,12 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from vllm_serving.catalog.vision import VisionEncoder
 from vllm_serving.planner.cudagraph_memory import CudagraphMode as CudagraphMode
 from vllm_serving.planner.cudagraph_memory import capture_sizes as capture_sizes
 from vllm_serving.planner.cudagraph_memory import cudagraph_bytes
+from vllm_serving.planner.encoder_profile import EncoderProfile, encoder_profile
+from vllm_serving.planner.mm_dummy_batch import dummy_batch
 from vllm_serving.planner.model_shape import ModelShape as ModelShape
 from vllm_serving.planner.model_shape import forward_bytes, moe_workspace_per_token
 from vllm_serving.planner.release_accounting import ReleaseAccounting, UsageContext, load_accounting
@@ -84,6 +87,19 @@ class MemoryInputs:
     compile_cache_warm: bool = False
     """torch.compile's cache already holds this model's kernels (a restart with the cache kept);
     False: a first start, which autotunes kernels inside the profile run's forward pass."""
+    vision: VisionEncoder | None = None
+    """A vision-language model's encoder: profiled on dummy images first (`encoder_profile`);
+    None for a text model or one started with `--language-model-only`."""
+    max_model_len: int | None = None
+    """The context length: how many dummy items (and video frames) a prompt may hold."""
+    mm_limits: Mapping[str, int] = field(default_factory=dict)
+    """`--limit-mm-per-prompt` counts by modality (unset: 999)."""
+    skip_mm_profiling: bool = False
+    """`--skip-mm-profiling`: the encoder is not run before the KV cache is sized."""
+    mm_encoder_data_parallel: bool = False
+    """`--mm-encoder-tp-mode data`: each rank runs the whole encoder on its share of the items."""
+    unmodelled_encoder: bool = False
+    """The model has a vision tower whose profiling is not modelled (no `vision` facts): said in the plan."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +124,8 @@ class MemoryEstimate:
     out of the 1 - utilization headroom and estimates nothing)."""
     sampler: SamplerChoice | None = None
     """The sampler the profiling run exercises, and why."""
+    encoder: EncoderProfile | None = None
+    """The multimodal encoder's profiling (its batch, peak and what it keeps), if it runs."""
 
 
 def batch_defaults(release: ReleaseAccounting, inputs: MemoryInputs) -> tuple[int, int]:
@@ -127,6 +145,21 @@ def resolve_sampler(release: ReleaseAccounting, inputs: MemoryInputs, rows: int)
         return SamplerChoice(inputs.sampler, "given")
     return sampler_choice(release, rows=rows, env=inputs.env, flashinfer_installed=inputs.flashinfer_installed,
                           capability=inputs.compute_capability, kind=model_kind(inputs))
+
+
+def _encoder(release: ReleaseAccounting, inputs: MemoryInputs, tokens: int, seqs: int,
+             runner: str) -> EncoderProfile | None:
+    """The encoder's profiling pass, when the model has one and it is not skipped."""
+    vision = inputs.vision
+    if vision is None or inputs.skip_mm_profiling or inputs.max_model_len is None:
+        return None
+    batch = dummy_batch(release, vision, max_model_len=inputs.max_model_len, max_num_batched_tokens=tokens,
+                        max_num_seqs=seqs, limits=inputs.mm_limits)
+    if batch is None:
+        return None
+    return encoder_profile(release, vision, batch, tp=inputs.tp, dtype_bytes=inputs.model.dtype_bytes,
+                           runner="v2" if runner == "v2" else "v1", data_parallel=inputs.mm_encoder_data_parallel,
+                           compiled=cudagraph_mode(inputs) != "none")
 
 
 def _activation_bytes(release: ReleaseAccounting, inputs: MemoryInputs, sampler: Sampler, tokens: int,
@@ -198,14 +231,22 @@ def estimate_available_memory(inputs: MemoryInputs) -> MemoryEstimate:
     sampler = resolve_sampler(release, inputs, min(seqs, tokens))
     non_torch = _non_torch_gib(release, inputs)
     runner = "v2" if uses_v2_runner(release, model_kind(inputs), inputs.env) else "v1"
+    encoder = _encoder(release, inputs, tokens, seqs, runner)
+    language_model = _activation_bytes(release, inputs, sampler.sampler, tokens, seqs)
+    # The encoder runs first; its outputs (and the v1 runner's pixel values) stay allocated
+    # through the language model's dummy run and the sampler.
+    activation = max(encoder.forward_bytes, encoder.kept_bytes + language_model) if encoder else language_model
     graphs = cudagraph_bytes(inputs.model, cudagraph_mode(inputs), tokens=tokens, seqs=seqs, pp=inputs.pp,
                              runner=runner, speculative_tokens=inputs.num_speculative_tokens,
                              max_capture_size=inputs.max_cudagraph_capture_size)
     terms = (
         Term("weights", inputs.weights_gib + inputs.draft_weights_gib, release.text("weights_source")),
-        Term("activation_peak", _activation_bytes(release, inputs, sampler.sampler, tokens, seqs) / GIB,
+        Term("activation_peak", activation / GIB,
              f"{release.text('activation_source')}; sampler {sampler.sampler}: {sampler.why}"
-             + (f"; {model['moe_workspace_source']}" if inputs.model.experts_per_token else "")),
+             + (f"; {model['moe_workspace_source']}" if inputs.model.experts_per_token else "")
+             + (f"; multimodal encoder: {encoder.detail}" if encoder else "")
+             + ("; a vision encoder whose profiling pass is not modelled: its peak is not counted"
+                if inputs.unmodelled_encoder and not encoder else "")),
         Term("non_torch", non_torch, f"{release.text('nccl_init_counted_source')}; {model['nccl_tp_derivation']}"),
         _cudagraph_term(release, inputs, graphs),
     )
@@ -220,4 +261,5 @@ def estimate_available_memory(inputs: MemoryInputs) -> MemoryEstimate:
         max_num_seqs=seqs,
         cudagraph_estimate_gib=graphs / GIB,
         sampler=sampler,
+        encoder=encoder,
     )

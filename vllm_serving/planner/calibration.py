@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_serving.catalog.models import CATALOG
-from vllm_serving.planner.capacity import CapacityInputs, CapacityPlan, plan
+from vllm_serving.planner.capacity import CapacityInputs, CapacityPlan, plan, spec_inputs
 from vllm_serving.planner.compute_dtype import DTYPE_BYTES
-from vllm_serving.planner.memory_budget import model_shape
+from vllm_serving.planner.memory_budget import model_shape, profiled_vision
 from vllm_serving.planner.startup_log import LoggedStartup
 from vllm_serving.spec import ServingSpec
 
@@ -49,14 +49,35 @@ def logged_inputs(inputs: CapacityInputs, logged: LoggedStartup) -> CapacityInpu
     return inputs.model_copy(update=update)
 
 
+def _encoder_rows(predicted: CapacityPlan, logged: LoggedStartup) -> list[Row]:
+    """The multimodal encoder's dummy batch beside the log's "Encoder cache will be initialized"
+    line, and its memory (no log line states it: it is inside the activation peak)."""
+    encoder = predicted.encoder
+    if encoder is None and logged.encoder_budget is None:
+        return []
+    said = f"the log: {logged.encoder_items} {logged.encoder_modality}" if logged.encoder_modality else "no log line"
+    planned = f"{encoder.items} {encoder.modality} of {encoder.tokens_per_item:,} tokens" if encoder else "none planned"
+    figures = (encoder.encoder_budget, encoder.items, encoder.forward_gib, encoder.kept_gib) if encoder else (None,) * 4
+    return [
+        Row("encoder budget", figures[0], logged.encoder_budget, "tokens",
+            "'Encoder cache will be initialized with a budget of'"),
+        Row("encoder items", figures[1], logged.encoder_items, "items", f"{planned} ({said})"),
+        Row("encoder forward peak", figures[2], None, "GiB",
+            "pixel values and the largest stage; within the activation peak"),
+        Row("encoder kept", figures[3], None, "GiB", "outputs (and pixels) held under the language model's run"),
+    ]
+
+
 def compare(predicted: CapacityPlan, logged: LoggedStartup) -> list[Row]:
-    """Each term the plan estimates beside the log's figure (None where the log printed none)."""
+    """Each term the plan estimates beside the log's figure (None where the log printed none);
+    a vision-language model's encoder pass too."""
     weights = predicted.weights_gib_per_gpu + predicted.draft_weights_gib_per_gpu
     rest = None if logged.weights_gib is None else predicted.available_kv_gib + weights - logged.weights_gib
     return [
         Row("CUDA total", predicted.gpu_total_gib, logged.gpu_total_gib, "GiB", "what the utilization multiplies"),
         Row("weights", weights, logged.weights_gib, "GiB", "'Model loading took'"),
         Row("activation peak", predicted.activation_gib, logged.activation_gib, "GiB", "the profiling run"),
+        *_encoder_rows(predicted, logged),
         Row("non-torch", predicted.non_torch_gib, logged.non_torch_gib, "GiB"),
         Row("CUDA graphs (estimate)", predicted.cudagraph_estimate_gib, logged.cudagraph_estimate_gib, "GiB",
             "'Estimated CUDA graph memory'"),
@@ -89,6 +110,21 @@ def _shape_facts(spec: ServingSpec, predicted: CapacityPlan) -> dict[str, Any]:
     return facts
 
 
+def _multimodal_facts(spec: ServingSpec) -> dict[str, Any]:
+    """The encoder the plan profiled (the catalog's, with a --mm-processor-kwargs image limit)
+    and the flags that shape its dummy batch, as a corpus case states them."""
+    inputs = spec_inputs(spec)
+    vision = profiled_vision(inputs.model, inputs.language_model_only, inputs.mm_image_max_pixels)
+    if vision is None:
+        return {}
+    facts: dict[str, Any] = {"vision": vision.model_dump(mode="json", exclude_none=True)}
+    if inputs.mm_limits:
+        facts["limit_mm_per_prompt"] = dict(inputs.mm_limits)
+    if inputs.mm_encoder_data_parallel:
+        facts["mm_encoder_tp_mode"] = "data"
+    return facts
+
+
 def corpus_case(spec: ServingSpec, predicted: CapacityPlan, logged: LoggedStartup, *, case_id: str,
                 source_url: str) -> dict[str, Any]:
     """The start-up as a case of tests/fixtures/startup_logs (README there): the log's figures,
@@ -103,6 +139,9 @@ def corpus_case(spec: ServingSpec, predicted: CapacityPlan, logged: LoggedStartu
                              "params_billion": spec.model.params_billion}
     if name in CATALOG:
         model |= {"catalog": name, "config_url": CATALOG[name].source}
+    multimodal = _multimodal_facts(spec) if predicted.encoder is not None else {}
+    if multimodal:
+        model["vision"] = multimodal.pop("vision")
     return {
         "id": case_id, "source_url": source_url, "vllm_version": logged.version or predicted.vllm_version,
         "version_evidence": "the log's banner or engine line" if logged.version else "the stack's image tag",
@@ -119,13 +158,17 @@ def corpus_case(spec: ServingSpec, predicted: CapacityPlan, logged: LoggedStartu
                    "max_num_seqs": engine.max_num_seqs, "enforce_eager": predicted.cudagraph_mode == "none",
                    "sampler": logged.sampler, "flashinfer_installed": logged.flashinfer_installed,
                    "compile_cache": "warm" if logged.compile_cache_warm else "cold",
-                   **({"model_runner": logged.model_runner} if logged.model_runner else {})},
+                   **({"model_runner": logged.model_runner} if logged.model_runner else {}), **multimodal},
         "logged": {"weights_gib": logged.weights_gib, "available_kv_gib": logged.available_kv_gib,
                    "kv_tokens": logged.kv_tokens, "max_concurrency": logged.max_concurrency,
                    "cudagraph_gib": logged.cudagraph_gib,
                    **{key: value for key, value in (("cudagraph_estimate_gib", logged.cudagraph_estimate_gib),
                                                     ("activation_gib", logged.activation_gib),
-                                                    ("non_torch_gib", logged.non_torch_gib)) if value is not None}},
+                                                    ("non_torch_gib", logged.non_torch_gib),
+                                                    ("encoder_budget", logged.encoder_budget),
+                                                    ("encoder_items", logged.encoder_items),
+                                                    ("encoder_modality", logged.encoder_modality))
+                      if value is not None}},
         "assumptions": assumptions,
         "log_lines": "\n".join(logged.lines) + "\n",
     }

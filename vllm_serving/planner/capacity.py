@@ -27,7 +27,7 @@ from vllm_serving.planner.available_memory import (
     resolve_release,
 )
 from vllm_serving.planner.capacity_plan import CapacityPlan as CapacityPlan
-from vllm_serving.planner.capacity_plan import MemoryTerm
+from vllm_serving.planner.capacity_plan import EncoderPass, MemoryTerm
 from vllm_serving.planner.compute_dtype import DTYPE_BYTES, kv_dtype_bytes
 from vllm_serving.planner.compute_dtype import compute_dtype as compute_dtype  # re-exported for the rules
 from vllm_serving.planner.cpu_kv_space import CPU_BLOCK_SIZE, kv_space_gib
@@ -41,6 +41,8 @@ from vllm_serving.planner.memory_budget import (
     hybrid_kv_cache_manager,
     language_model_only,
     model_shape,
+    multimodal_flags,
+    profiled_vision,
     version_for_tag,
 )
 from vllm_serving.planner.mla_backends import mla_backend, mla_disabled_env, preferred_block_size, uses_mla
@@ -110,6 +112,14 @@ class CapacityInputs(BaseModel):
     """Where the version came from, for the reader (image tag, --vllm-version, the pin)."""
     language_model_only: bool = False
     """`--language-model-only` (v0.17 on): a multimodal model's vision tower is not loaded."""
+    mm_limits: dict[str, int] = Field(default_factory=dict)
+    """`--limit-mm-per-prompt` counts by modality: 0 leaves a modality out of the encoder's profiling."""
+    skip_mm_profiling: bool = False
+    """`--skip-mm-profiling`: the encoder is not run before the KV cache is sized."""
+    mm_encoder_data_parallel: bool = False
+    """`--mm-encoder-tp-mode data`: every rank runs the whole encoder on its share of the items."""
+    mm_image_max_pixels: int | None = Field(default=None, ge=1)
+    """`--mm-processor-kwargs` max_pixels: the image limit the Qwen processors resize to."""
     compile_cache_warm: bool = False
     """torch.compile's cache holds the model's kernels already (a restart); unset: a first start."""
     env: dict[str, str] = Field(default_factory=dict)
@@ -142,6 +152,11 @@ def _memory(inputs: CapacityInputs, compute: str, weights: GpuWeights) -> Memory
         env=inputs.env, compute_capability=inputs.gpu.compute_capability, sm_count=inputs.gpu.sm_count,
         architecture=inputs.model.architecture, compile_cache_warm=inputs.compile_cache_warm,
         quantized=inputs.model.quantization is not None or inputs.quantization is not None,
+        vision=profiled_vision(inputs.model, inputs.language_model_only, inputs.mm_image_max_pixels),
+        max_model_len=inputs.max_model_len or inputs.model.max_position_embeddings,
+        mm_limits=inputs.mm_limits, skip_mm_profiling=inputs.skip_mm_profiling,
+        mm_encoder_data_parallel=inputs.mm_encoder_data_parallel,
+        unmodelled_encoder=bool(inputs.model.vision_params_billion) and not inputs.language_model_only,
     ))
 
 
@@ -233,6 +248,7 @@ def plan(inputs: CapacityInputs) -> CapacityPlan:
         pessimistic_max_concurrency=worst_concurrency, pessimistic_max_model_len_that_fits=worst_fits,
         fits_pessimistic=worst_concurrency >= 1,
         memory_terms=tuple(MemoryTerm(name=t.name, gib=t.gib, source=t.source) for t in memory.terms),
+        encoder=EncoderPass.of(memory.encoder),
     )
 
 
@@ -254,6 +270,7 @@ def spec_inputs(spec: ServingSpec) -> CapacityInputs:
     tag = spec.settings.image.tag
     version, version_source = version_for_tag(tag)
     eager, graphs = compile_flags(tag, engine.extra_args)
+    multimodal = multimodal_flags(tag, engine.extra_args)
     cpu = not spec.settings.hardware.uses_gpus  # the CPU backend's KV cache is a setting, not an estimate
     return CapacityInputs(
         model=spec.model, gpu=spec.gpu, tp=engine.tensor_parallel_size or 1,
@@ -269,6 +286,8 @@ def spec_inputs(spec: ServingSpec) -> CapacityInputs:
         mla_disabled=mla_disabled_env(engine.env),
         vllm_version=version, vllm_version_source=version_source,
         language_model_only=language_model_only(tag, engine.extra_args), env=dict(engine.env),
+        mm_limits=dict(multimodal.limits), skip_mm_profiling=multimodal.skip_profiling,
+        mm_encoder_data_parallel=multimodal.encoder_data_parallel, mm_image_max_pixels=multimodal.image_max_pixels,
         available_kv_gib=kv_space_gib(engine.env) if cpu else None, block_size=CPU_BLOCK_SIZE if cpu else None,
     )
 

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vllm_serving.planner.available_memory import CudagraphMode
+from vllm_serving.planner.available_memory import GIB, CudagraphMode
+from vllm_serving.planner.encoder_profile import EncoderProfile
 from vllm_serving.planner.kv_sizing import MambaCacheMode
 
 
@@ -22,6 +23,32 @@ class MemoryTerm(BaseModel):
 
 
 ContextLimit = Literal["memory", "model"]
+
+
+class EncoderPass(BaseModel):
+    """The multimodal encoder's profiling pass, one of the activation peak's parts
+    (planner/encoder_profile.py): the dummy batch vLLM logs ("Encoder cache will be initialized
+    with a budget of N tokens, and profiled with K <modality> items") and its memory."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    modality: str
+    items: int
+    tokens_per_item: int
+    encoder_budget: int
+    forward_gib: float
+    """Torch memory while the encoder runs: the pixel values and its largest stage."""
+    kept_gib: float
+    """What stays allocated under the language model's dummy run and the sampler."""
+
+    @classmethod
+    def of(cls, profile: EncoderProfile | None) -> EncoderPass | None:
+        if profile is None:
+            return None
+        batch = profile.batch
+        return cls(modality=batch.item.modality, items=batch.items, tokens_per_item=batch.item.embeds,
+                   encoder_budget=batch.encoder_budget, forward_gib=profile.forward_bytes / GIB,
+                   kept_gib=profile.kept_bytes / GIB)
 
 
 class CapacityPlan(BaseModel):
@@ -105,6 +132,8 @@ class CapacityPlan(BaseModel):
     """One full maxModelLen request fits the pessimistic KV memory too."""
     memory_terms: tuple[MemoryTerm, ...] = Field(default=(), exclude=True)
     """Each subtracted term with its source (`memory_breakdown`; not in `as_dict`)."""
+    encoder: EncoderPass | None = Field(default=None, exclude=True)
+    """The multimodal encoder's profiling pass, if one runs (part of `activation_gib`; not in `as_dict`)."""
 
     def as_dict(self) -> dict[str, object]:
         """Display form: GiB to 2 decimals, concurrency to 2 (as vLLM logs it)."""

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from vllm_serving.catalog.checkpoint import checkpoint_bytes, derived_intermediate_size, element_counts
 from vllm_serving.catalog.models import ModelArchitecture
+from vllm_serving.catalog.vision import VisionEncoder
 from vllm_serving.engine.release_registry import VllmRelease, release_for_tag
 from vllm_serving.planner.available_memory import CudagraphMode, ModelShape, parse_version
 
@@ -35,6 +37,15 @@ CUDAGRAPH_MODES: dict[str, CudagraphMode] = {
 }
 # Widest MLP the derivation accepts, in hidden sizes (Qwen2-7B's 18944 / 3584 = 5.3).
 ESTIMATE_CUDAGRAPHS_ENV = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"
+
+
+@dataclass(frozen=True)
+class MultimodalFlags:
+    limits: Mapping[str, int] = field(default_factory=dict)
+    skip_profiling: bool = False
+    encoder_data_parallel: bool = False
+    image_max_pixels: int | None = None
+    """`--mm-processor-kwargs` max_pixels: overrides the processor's image limit."""
 
 
 def version_for_tag(tag: str | None, pinned: tuple[int, ...] = PINNED_VLLM_VERSION) -> tuple[tuple[int, ...], str]:
@@ -183,3 +194,51 @@ def estimate_cudagraphs_env(env: Mapping[str, str]) -> bool | None:
     if value is None or not value.strip().lstrip("-").isdigit():
         return None
     return bool(int(value))
+
+
+def _json_object(value: str) -> dict[str, object]:
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def multimodal_flags(tag: str | None, extra_args: Sequence[str]) -> MultimodalFlags:
+    """The flags that shape the encoder's profiling pass (config/multimodal.py MultiModalConfig):
+    `--limit-mm-per-prompt` (a count, or `{"count": n, ...}` per modality; `--limit-mm-per-prompt.video 0`),
+    `--skip-mm-profiling`, `--mm-encoder-tp-mode data`, and a `max_pixels` / `size.longest_edge`
+    in `--mm-processor-kwargs` (the Qwen processors' image limit)."""
+    if not extra_args:
+        return MultimodalFlags()
+    release, _ = release_for_tag(tag)
+    limits: dict[str, int] = {}
+    for option, value in _values(release, extra_args, "--limit-mm-per-prompt"):
+        items: dict[str, object] = {option.split(".", 1)[1]: value} if "." in option else _json_object(value)
+        for modality, limit in items.items():
+            count = limit.get("count") if isinstance(limit, dict) else limit
+            if isinstance(count, int | str) and str(count).strip().isdigit():
+                limits[modality] = int(count)
+    max_pixels = None
+    for _, value in _values(release, extra_args, "--mm-processor-kwargs"):
+        kwargs = _json_object(value)
+        size = kwargs.get("size")
+        edge = size.get("longest_edge") if isinstance(size, dict) else None
+        for candidate in (kwargs.get("max_pixels"), edge):
+            if isinstance(candidate, int) and candidate > 0:
+                max_pixels = candidate
+    modes = [value for _, value in _values(release, extra_args, "--mm-encoder-tp-mode")]
+    return MultimodalFlags(limits=limits, skip_profiling=bool(_switch(release, extra_args, "--skip-mm-profiling")),
+                           encoder_data_parallel=bool(modes) and modes[-1] == "data", image_max_pixels=max_pixels)
+
+
+def profiled_vision(model: ModelArchitecture, language_model_only: bool,
+                    image_max_pixels: int | None = None) -> VisionEncoder | None:
+    """The encoder vLLM profiles: none with `--language-model-only`; the Qwen processors' image
+    limit as `--mm-processor-kwargs` sets it."""
+    vision = model.vision
+    if vision is None or language_model_only:
+        return None
+    if image_max_pixels is not None and vision.family != "fixed_resolution":
+        return vision.model_copy(update={"image_max_pixels": image_max_pixels})
+    return vision

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vllm_serving.catalog.gpus import GPUS, GpuSpec
+from vllm_serving.catalog.vision import VisionEncoder
 from vllm_serving.planner.available_memory import MemoryInputs, ModelShape
 
 SHAPE_KEYS = ("hidden_size", "intermediate_size", "vocab_size", "num_layers",
@@ -25,6 +26,14 @@ def case_shape(model: Mapping[str, Any]) -> ModelShape:
     facts = {key: int(model[key]) for key in SHAPE_KEYS}
     facts |= {key: int(model[key]) for key in OPTIONAL_SHAPE_KEYS if key in model}
     return ModelShape(**facts)
+
+
+def case_vision(case: Mapping[str, Any]) -> VisionEncoder | None:
+    """The case's vision encoder (`model.vision`), unless the log ran the language model only."""
+    vision = case["model"].get("vision")
+    if vision is None or case["engine"].get("language_model_only"):
+        return None
+    return VisionEncoder.model_validate(vision)
 
 
 def gpu_of(name: str) -> GpuSpec | None:
@@ -72,4 +81,9 @@ def case_inputs(case: Mapping[str, Any]) -> MemoryInputs:
         architecture=str(model.get("architecture")) if model.get("architecture") else None,
         compile_cache_warm=engine.get("compile_cache") == "warm",
         quantized=bool(model.get("quantization") or engine.get("quantization")),
+        vision=case_vision(case),
+        max_model_len=int(engine["max_model_len"]) if engine.get("max_model_len") else None,
+        mm_limits={str(k): int(v) for k, v in (engine.get("limit_mm_per_prompt") or {}).items()},
+        skip_mm_profiling=bool(engine.get("skip_mm_profiling")),
+        mm_encoder_data_parallel=engine.get("mm_encoder_tp_mode") == "data",
     )

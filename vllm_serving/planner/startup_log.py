@@ -9,7 +9,9 @@ secs, took X GiB`, the breakdown `Free memory on device (F/T GiB) ... X GiB for 
 for peak activation, Z GiB for non-torch memory` (INFO in v0.10.2 and v0.34, DEBUG between),
 its DEBUG form (`torch peak memory increase`, `non-torch forward increase memory`, the `worker
 init memory snapshot` with the CUDA total), the sampler (`Using FlashInfer for top-p & top-k
-sampling`, `FlashInfer is not available`), the model runner (`Using V2 Model Runner`) and a warm
+sampling`, `FlashInfer is not available`), the multimodal encoder's dummy batch (`Encoder cache will
+be initialized with a budget of N tokens, and profiled with K <modality> items`, v1/worker/
+gpu_model_runner.py profile_run, gpu/mm/encoder_runner.py), the model runner (`Using V2 Model Runner`) and a warm
 compile cache (`Directly load the compiled graph`). Lines may carry any prefix (process, timestamps).
 Per-worker lines keep the worst GPU: the most weights, the least KV memory.
 """
@@ -35,6 +37,8 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "batched_tokens": re.compile(r"max_num_batched_tokens=(\d+)"),
     "flashinfer_sampler": re.compile(r"Using FlashInfer for top-p & top-k sampling"),
     "no_flashinfer": re.compile(r"FlashInfer is not available"),
+    "encoder_batch": re.compile(r"Encoder cache will be initialized with a budget of (\d+) tokens, "
+                                r"and profiled with (\d+) (\w+) items"),
     "v2_runner": re.compile(r"Using V2 Model Runner"),
     "eager": re.compile(r"enforce_eager=True|'enforce_eager': True"),
     # compilation/backends.py, compilation/decorators.py: the compile cache held the graphs
@@ -62,6 +66,11 @@ class LoggedStartup:
     """`flashinfer` when the log says so; None: the release's choice."""
     flashinfer_installed: bool = True
     model_runner: str | None = None
+    encoder_budget: int | None = None
+    """The multimodal encoder cache's budget in tokens; None: no encoder was profiled."""
+    encoder_items: int | None = None
+    encoder_modality: str | None = None
+    """`image` or `video`: what the encoder was profiled on."""
     enforce_eager: bool = False
     compile_cache_warm: bool = False
     """The log loads compiled graphs from torch.compile's cache instead of compiling them."""
@@ -97,6 +106,9 @@ def _read(found: LoggedStartup, name: str, match: re.Match[str]) -> None:
         found.sampler = "flashinfer"
     elif name == "no_flashinfer":
         found.flashinfer_installed = False
+    elif name == "encoder_batch" and found.encoder_budget is None:
+        found.encoder_budget, found.encoder_items = int(match.group(1)), int(match.group(2))
+        found.encoder_modality = match.group(3)
     elif name == "v2_runner":
         found.model_runner = "v2"
     elif name == "eager":
