@@ -6,6 +6,7 @@ secrets keep their secret marker) and the resource options that protect data and
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import runpy
@@ -237,6 +238,15 @@ def stack_config(path: Path) -> dict[str, Any]:
     return {k: v for k, v in stack_file.values.items() if k not in stack_file.secret_keys}
 
 
+def _report_without_traceback(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A failed registration leaves futures whose exception nobody retrieves (the run already
+    raised it as ProgramFailed). asyncio's default handler formats their traceback when the
+    collector finalizes them, and CPython 3.11's traceback calls ast.parse for its carets: inside
+    any ast.parse the collector interrupted, whose shared depth counter then fails with "AST
+    constructor recursion depth mismatch" - in whichever test of the worker came next."""
+    logging.getLogger("asyncio").error("%s: %r", context.get("message"), context.get("exception"))
+
+
 def run_program(
     config: Mapping[str, Any],
     stack: str = "test",
@@ -281,6 +291,7 @@ def run_program(
 
     @pulumi.runtime.test
     def program() -> pulumi.Output[Any]:
+        asyncio.get_running_loop().set_exception_handler(_report_without_traceback)
         runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
         root = settings.get_root_resource()
         exported: dict[str, Any] = dict(root.outputs) if root is not None else {}  # type: ignore[attr-defined]

@@ -3,10 +3,10 @@
 pulumi-docker's container update applies only restart policy and resource limits; every other
 input change replaces the container, except a few it silently ignores (the healthcheck and the
 wait timeout): those are listed in `replace_on_changes`, so a changed start period takes effect.
-Two things the provider does after the first `pulumi up` are handled here (docs/provider-behaviour.md):
-a container that failed its health wait is replaced by the next `pulumi up` (`INIT_ERROR`), and the
-log options dockerd merges in from daemon.json are ignored, so they do not replace the server on
-every run.
+What the provider and the engine do after the first `pulumi up` is handled here
+(docs/provider-behaviour.md, "Day 2"): a container that failed its health wait (`INIT_ERROR`), or
+that a refresh found stopped (`mustRun`), is replaced by the next `pulumi up` and waited for again;
+the log options dockerd merges in from daemon.json are ignored, and the stack's own ride on a label.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import pulumi
 import pulumi_docker as docker
 
-from vllm_serving.render.docker_container import ContainerSpec, daemon_log_opts
+from vllm_serving.render.docker_container import ContainerSpec, log_opts_label
 from vllm_serving.timing import DOCKER_TIMEOUT_MARGIN_SECONDS, whole_minutes
 
 # Inputs the provider's update neither applies nor marks as forcing a replacement.
@@ -27,13 +27,14 @@ IGNORED_BY_UPDATE = ("healthcheck", "waitTimeout", "wait", "destroyGraceSeconds"
 # replaced, and waited for again, by the next `pulumi up`; without it the engine sends an empty
 # update, which the provider answers at once, and `pulumi up` succeeds on an unhealthy server.
 INIT_ERROR = "#initerror"
-
-
-def ignored_log_opts(spec: ContainerSpec) -> list[str]:
-    """`logOpts.<key>` for each log option dockerd may merge in that the stack does not set: the
-    provider reads the merged map back and `log_opts` forces a replacement. The stack's own keys
-    stay compared, so a changed `container.logMaxSize` still replaces the server."""
-    return [f"logOpts.{key}" for key in daemon_log_opts(spec)]
+# A refresh that finds the container stopped sets `must_run` false; the provider's update then only
+# starts it, with no health wait (terraform-provider-docker resource_docker_container_funcs.go
+# `resourceDockerContainerRead`, `resourceDockerContainerUpdate`): replaced instead, and waited for.
+# That Read also empties `ports`, which replaces the server today; this keeps the replacement should
+# a provider release stop emptying them.
+RESTARTED_BY_UPDATE = "mustRun"
+# Read back with daemon.json's additions (render/docker_container.py LOG_OPTS_LABEL): ignored whole.
+DAEMON_MERGED = "logOpts"
 
 
 def _envs(spec: ContainerSpec, secret_env: Mapping[str, pulumi.Output[str]]) -> pulumi.Input[list[str]]:
@@ -112,14 +113,14 @@ class VllmServer(pulumi.ComponentResource):
             wait_timeout=spec.wait_timeout_seconds,
             log_driver=spec.log_driver,
             log_opts=dict(spec.log_opts),
-            labels=[docker.ContainerLabelArgs(label=k, value=v) for k, v in spec.labels],
+            labels=[docker.ContainerLabelArgs(label=k, value=v) for k, v in (*spec.labels, log_opts_label(spec))],
             opts=pulumi.ResourceOptions(
                 parent=self,
                 # fixed container name and host port: the old container must go first
                 delete_before_replace=True,
                 custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
-                replace_on_changes=[*IGNORED_BY_UPDATE, INIT_ERROR],
-                ignore_changes=ignored_log_opts(spec),
+                replace_on_changes=[*IGNORED_BY_UPDATE, RESTARTED_BY_UPDATE, INIT_ERROR],
+                ignore_changes=[DAEMON_MERGED],
                 # a secret env value makes the list secret on the wire; keep it so in the state
                 additional_secret_outputs=["envs"],
             ),

@@ -10,9 +10,11 @@ Upsert's risk, a renamed resource's create then delete removing the object, cann
 they are never deleted. Every other object stays on the default provider.
 
 The default provider takes its settings from the stack's `kubernetes:` config; an explicit provider
-does not, so the scalar ones are passed through here. The cluster then reads the same, and a
-stack first deployed without this provider moves its objects onto it without a replacement
-(pulumi-kubernetes `DiffConfig` replaces only when the active cluster changes).
+does not, so they are passed through here (both read the same environment variables). The cluster
+then reads the same, and a stack first deployed without this provider moves its objects onto it
+without a replacement: the engine asks the new provider's DiffConfig (pulumi
+pkg/resource/deploy/step_generator.go `providerChanged`), and pulumi-kubernetes' replaces only for
+another cluster (a changed clusterIdentifier, or another active cluster in the kubeconfig).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from collections.abc import Callable
 import pulumi
 import pulumi_kubernetes as k8s
 
-# `kubernetes:` config key -> (the Provider's argument, how the key is read); the scalar provider
-# inputs of pulumi-kubernetes' schema (provider/pkg/gen/schema.go). kubeconfig may hold a token.
+# `kubernetes:` config key -> (the Provider's argument, how the key is read): pulumi-kubernetes'
+# provider inputs (provider/pkg/gen/schema.go), as the default provider reads them from the stack's
+# config. kubeconfig may hold a token: read as a secret, it stays one in the state.
 PASSED_THROUGH: dict[str, tuple[str, str]] = {
     "kubeconfig": ("kubeconfig", "secret"),
     "context": ("context", "string"),
@@ -40,13 +43,17 @@ PASSED_THROUGH: dict[str, tuple[str, str]] = {
     "alwaysRender": ("always_render", "bool"),
     "suppressDeprecationWarnings": ("suppress_deprecation_warnings", "bool"),
     "suppressHelmHookWarnings": ("suppress_helm_hook_warnings", "bool"),
+    # the client's timeout, qps and burst: the same API-server limits as every other object's
+    "kubeClientSettings": ("kube_client_settings", "object"),
 }
+# The provider inputs not passed through: this provider's own, and Helm's (it creates no release).
+NOT_PASSED_THROUGH = ("upsertExistingObjects", "helmReleaseSettings")
 
 
 def _stack_settings() -> dict[str, object]:
     config = pulumi.Config("kubernetes")
     read: dict[str, Callable[[str], object]] = {
-        "secret": config.get_secret, "string": config.get, "bool": config.get_bool}
+        "secret": config.get_secret, "string": config.get, "bool": config.get_bool, "object": config.get_object}
     found = {argument: read[kind](key) for key, (argument, kind) in PASSED_THROUGH.items()}
     return {name: value for name, value in found.items() if value is not None}
 

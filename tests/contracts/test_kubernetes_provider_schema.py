@@ -9,11 +9,13 @@ the default provider would apply the kept namespace and claims to another cluste
 from __future__ import annotations
 
 import inspect
+import json
 import re
 
 import pulumi_kubernetes as k8s
 import pytest
 
+from components.kubernetes.adopting_provider import NOT_PASSED_THROUGH, PASSED_THROUGH
 from tests.conftest import RunProgram, shipped_stack
 from tests.contracts.provider_schema import PROVIDER_PREFIX, load_kubernetes_provider_schema
 from tests.contracts.test_kubernetes_objects import KUBERNETES_CASES
@@ -50,9 +52,17 @@ def test_kubernetes_providers_match_the_provider_schema(case: Case) -> None:
     assert not problems, "\n".join(problems)
 
 
+def test_every_provider_setting_a_stack_can_set_reaches_the_adopting_provider() -> None:
+    # a setting the default provider reads from `kubernetes:` config but this one lacks would make
+    # the kept namespace and claims go through a differently configured client
+    assert set(PASSED_THROUGH) | set(NOT_PASSED_THROUGH) == set(SCHEMA.resource(PROVIDER).properties)
+    assert {_camel(argument) for argument, _ in PASSED_THROUGH.values()} == set(PASSED_THROUGH)
+
+
 def test_the_adopting_provider_reads_the_cluster_the_stack_names(program: RunProgram) -> None:
     config = {**shipped_stack("a100-k8s"), "kubernetes:context": "gpu-prod", "kubernetes:cluster": "prod",
-              "kubernetes:enableServerSideApply": "true"}
+              "kubernetes:enableServerSideApply": "true",
+              "kubernetes:kubeClientSettings": {"timeout": 120, "qps": 20}}
     run = program(config, stack="a100-k8s", secrets={"apiKey": API_KEY, "kubernetes:kubeconfig": KUBECONFIG})
     (provider,) = [r for r in run.resources if r.type == PROVIDER]
     assert SCHEMA.validate(PROVIDER, as_manifest(provider.inputs)) == []
@@ -60,6 +70,7 @@ def test_the_adopting_provider_reads_the_cluster_the_stack_names(program: RunPro
     assert {key: inputs[key] for key in ("context", "cluster", "enableServerSideApply", "upsertExistingObjects")} == {
         "context": "gpu-prod", "cluster": "prod", "enableServerSideApply": "true", "upsertExistingObjects": "true"}
     assert inputs["kubeconfig"] == KUBECONFIG
+    assert json.loads(inputs["kubeClientSettings"]) == {"timeout": 120, "qps": 20}
     # the kubeconfig (a token inside) stays a secret on the wire
     assert "SENTINEL-kube-token" not in plain_text(provider.raw)
     assert ".kubeconfig" in set(secret_paths(provider.raw))

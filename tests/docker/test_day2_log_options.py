@@ -57,3 +57,18 @@ def test_a_changed_log_option_of_the_stack_still_replaces_the_server() -> None:
     changed = engine.up(bigger, SECRETS)
     assert changed.ok and changed.of(SERVER) == ["delete-replaced", "replace"]
     assert _server_log_opts(daemon) == {**DAEMON_JSON, "max-size": "500m", "max-file": "3"}
+
+
+def test_a_restart_policy_change_updates_the_server_in_place_on_a_host_that_adds_log_options() -> None:
+    """The bridge drops an ignored map key's diff but keeps the map's count diff (`log_opts.%`,
+    ForceNew): beside any other change it would replace the server. The whole map is ignored."""
+    config = stack_values("v100")
+    engine, daemon = _engine(config)
+    assert engine.up(config, SECRETS).ok
+    (before,) = [c.id for c in daemon.containers.values() if c.name == "vllm-qwen35-27b"]
+
+    always = stack_values("v100", container={"restart": "always"})
+    changed = engine.up(always, SECRETS)
+    assert changed.ok and changed.of(SERVER) == ["update"]  # the provider's Update applies it in place
+    assert [c.id for c in daemon.containers.values() if c.name == "vllm-qwen35-27b"] == [before]
+    assert engine.up(always, SECRETS).of(SERVER) == ["same"]

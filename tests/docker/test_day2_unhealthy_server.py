@@ -64,3 +64,40 @@ def test_staging_keeps_exporting_the_release_it_verified_until_a_new_one_serves(
     retried = engine.up(candidate, SECRETS)  # the next run, still broken
     assert not retried.ok
     assert engine.outputs["release"] == exported  # prod would promote only what served on staging
+
+
+def test_a_refresh_forgets_the_init_error_so_only_a_targeted_replace_waits_for_the_server_again() -> None:
+    """The bridge's Read reports no init error and a refresh stores what Read returns (pulumi
+    step.go `RefreshStep.Apply`): a server still running, unhealthy, is then left in place by the
+    next `pulumi up`. docs/provider-behaviour.md gives the command that replaces it."""
+    config = stack_values("v100")
+    engine, daemon = _engine("v100", config)
+    daemon.never_healthy.add(_reference(config))
+    assert not engine.up(config, SECRETS).ok
+
+    engine.refresh()  # `pulumi refresh` (or `pulumi up --refresh`) after the failed run
+    assert not engine.entry(SERVER).init_errors
+    assert engine.up(config, SECRETS).of(SERVER) == ["same"]  # the hazard the docs warn of
+
+    server = engine.entry(SERVER).urn
+    replaced = engine.up(config, SECRETS, replace=(server,))  # pulumi up --replace '<server urn>'
+    assert not replaced.ok and replaced.of(SERVER) == ["delete-replaced", "replace-failed"]
+
+
+def test_a_refresh_that_finds_the_failed_server_stopped_makes_the_next_up_replace_it_and_wait() -> None:
+    """Read sets `must_run` false for a stopped container, and the provider's update would only start
+    it, with no health wait. The same Read empties `ports` (ForceNew), which replaces the server with
+    the provider read here; `mustRun` as a replaceOnChanges path keeps that so without the ports
+    (tests/contracts/test_day2_options.py guards the option)."""
+    config = stack_values("v100")
+    engine, daemon = _engine("v100", config)
+    daemon.never_healthy.add(_reference(config))
+    assert not engine.up(config, SECRETS).ok
+    stopped = daemon.by_name("vllm-qwen35-27b")
+    assert stopped is not None
+    stopped.status = "exited"  # vLLM gave up (or `docker stop`) before anyone refreshed
+
+    engine.refresh()
+    again = engine.up(config, SECRETS)
+    assert not again.ok, "pulumi up started the stopped server and returned without a health check"
+    assert again.of(SERVER) == ["delete-replaced", "replace-failed"]

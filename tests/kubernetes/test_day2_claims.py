@@ -45,3 +45,15 @@ def test_an_awaited_claim_nobody_consumes_fails_its_create() -> None:
                 (), ())
     with pytest.raises(InitError, match="Pending, not Bound, after 5m0s"):
         provider.create(goal, {})
+
+
+def test_a_claim_no_class_can_bind_fails_the_deployments_create_naming_the_claim() -> None:
+    """Not awaited itself, a claim that cannot bind (a class the cluster lacks) is still caught: the
+    Deployment's await names it when it times out (await/deployment.go `errorMessages`)."""
+    cluster = Cluster(storage_classes={"local-nvme": WAIT_FOR_FIRST_CONSUMER}, default_class="local-nvme")
+    engine = cluster_engine(cluster)
+    typo = {"weights": {"claim": {"size": "64g", "storageClassName": "local-nvm"}}}
+    first = engine.up(stack_values("a100-k8s", kubernetes=typo))
+    assert not first.ok
+    assert 'Failed to bind PersistentVolumeClaim(s): "vllm-weights"' in first.error
+    assert first.of("vllm-weights") == ["create"] and first.of("vllm", "Deployment") == ["create-failed"]

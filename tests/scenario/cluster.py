@@ -14,7 +14,8 @@ pulumi-kubernetes v4.32.0 (the files below are unchanged up to the newest commit
   condition or status naming an older generation does not count, one naming none does); a claim
   until Bound, or Pending under a WaitForFirstConsumer class it may read, for 5 minutes
   (await/awaiters.go line 288); a Deployment until its pods are available, its claims bound
-  (await/deployment.go line 728). A failed await keeps the object with an init error.
+  (await/deployment.go line 728), and a timeout names the claims that never bound ("Failed to bind
+  PersistentVolumeClaim(s)", lines 859-863). A failed await keeps the object with an init error.
 - Diff (provider/diff.go `forceNewProperties`): a claim's access modes, class, selector and volume
   are replaced, delete-first for a named object (provider.go line 1647).
 The LeaderWorkerSet controller (kubernetes-sigs/lws pkg/controllers/leaderworkerset_controller.go
@@ -151,6 +152,10 @@ class Cluster:
 
     def claim_phase(self, claim: Object) -> str:
         return str(claim.status.get("phase", "Pending"))
+
+    def provisions(self, claim: Object) -> bool:
+        """A claim binds only through a class the cluster has (its own, else the default)."""
+        return (claim.body["spec"].get("storageClassName") or self.default_class) in self.storage_classes
 
     def bind_mode(self, claim: Object) -> str:
         return self.storage_classes.get(claim.body["spec"].get("storageClassName", ""), "Immediate")

@@ -10,14 +10,22 @@ commit stored). What matters after the first `pulumi up`:
 - Read (lines 750-981) sets `log_opts` to the daemon's whole map when the state has any
   (`containerLogOptsForState`), `ports` from the running container (empty while it restarts) when
   running or `must_run`, and `must_run` false and `exit_code` for a stopped container.
-- Update (line 991) applies restart policy and resource limits, starts a container whose `must_run`
-  went back to true, then reads; it never waits for health.
+- Update (lines 991-1076) applies restart policy and resource limits and starts a container whose
+  `must_run` went back to true; it neither waits for health nor reads: the state is the plan.
 - Volume create on an existing name returns that volume unchanged (moby's VolumeCreate), and Read
   stores its labels, driver and options (volume.go lines 278-312).
 - The diff is Terraform's: a field the config leaves unset but the state holds differs unless the
   field is computed; it forces a replacement when the published schema says `willReplaceOnChanges`
   (tests/contracts/schemas, the bridge's ForceNew). pulumi-docker replaces containers delete-first
   (provider/resources.go `DeleteBeforeReplace: true`).
+- ignoreChanges reaches the bridge as Terraform attribute keys (pkg/tfbridge/diff.go
+  `computeIgnoreChanges`): an ignored attribute drops its own diff and every `key.`-prefixed one
+  (pkg/tfshim/sdk-v2/instance_diff.go `processIgnoreChanges`), but an ignored map *key* leaves the
+  map's count diff (`log_opts.%`, ForceNew like the map: terraform-plugin-sdk helper/schema/
+  schema.go `diffMap`). That count changes nothing in the planned state, so alone it is cleared
+  (pkg/tfshim/sdk-v2/provider2.go: a plan equal to the prior state has no diff); beside any other
+  change it stays, and the bridge turns its RequiresNew into a replacement (pkg/tfbridge/provider.go
+  `replaceDecision`, detailed_diff.go `__meta`).
 dockerd merges daemon.json's log options into a container's (moby daemon/logs.go
 `mergeAndVerifyLogConfig`): every key of the default driver's, and the `cache-*` keys for any driver.
 """
@@ -45,6 +53,8 @@ COMPUTED = {
     VOLUME: {"name", "driver"},
     IMAGE: set(),
 }
+META = "__meta"
+"""The key the bridge reports a replacement under when no property's own diff says so."""
 OUTPUTS_ONLY = {"exitCode", "containerLogs", "bridge", "networkDatas", "mountpoint", "imageId", "repoDigest"}
 _REPLACING = {token: {name for name, spec in load_docker_schema().resource(token).properties.items()
                       if spec.get("willReplaceOnChanges")} for token in (CONTAINER, VOLUME, IMAGE)}
@@ -112,6 +122,11 @@ def _same(token: str, key: str, old: Any, new: Any) -> bool:
     return bool(old == new)
 
 
+def _count_differs(old: Any, new: Any) -> bool:
+    """Terraform's `key.%` diff: both maps given, of different sizes (schema.go `diffMap`)."""
+    return isinstance(old, dict) and isinstance(new, dict) and len(old) != len(new)
+
+
 def _drop_ignored(value: Any, key: str, ignored: tuple[str, ...]) -> Any:
     """The bridge drops the attribute diffs of ignored paths (pkg/tfbridge/diff.go `computeIgnoreChanges`)."""
     if isinstance(value, dict):
@@ -136,6 +151,7 @@ class DockerProvider:
     # --- Terraform's diff -------------------------------------------------------------------
     def diff(self, old: Entry, goal: Goal) -> Diff:
         found = Diff(delete_before_replace=goal.type == CONTAINER)
+        counts = []  # ForceNew maps whose ignored keys leave only a count diff
         for key in sorted(set(goal.inputs) | set(old.outputs)):
             if key in OUTPUTS_ONLY or key in goal.ignore_changes or key.startswith("__"):
                 continue
@@ -147,6 +163,11 @@ class DockerProvider:
                 found.changed.append(key)
                 if key in _REPLACING[goal.type]:
                     found.replace.append(key)
+            elif key in _REPLACING[goal.type] and _count_differs(old.outputs.get(key), new):
+                counts.append(key)
+        if found.changed and counts:  # the plan differs: the count's RequiresNew replaces
+            found.changed.append(META)
+            found.replace.append(META)
         return found
 
     def config_replaces(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -195,7 +216,8 @@ class DockerProvider:
         container = self.daemon(config).containers[old.id]
         if goal.inputs.get("mustRun", True) and not old.outputs.get("mustRun", True):
             container.status = "running"
-        return self._read_container(container, {**old.outputs, **goal.inputs})
+        # no Read: the planned state, in which an ignored attribute keeps what the state held
+        return {**old.outputs, **{k: v for k, v in goal.inputs.items() if k not in goal.ignore_changes}}
 
     def delete(self, entry: Entry, config: dict[str, Any]) -> None:
         daemon = self.daemon(config)

@@ -4,8 +4,10 @@ Pulumi's mock engine answers every registration on its own and forgets it. `Engi
 run leaves (the checkpoint) and turns each registration of the next run into the step pulumi
 v3.259.0's step generator would (pkg/resource/deploy/step_generator.go), for what this program uses:
 
-- ignoreChanges: the ignored paths of the new inputs take the old inputs' values, for the diff and
-  for a replacement's create alike (`processIgnoreChanges`, line 3028).
+- ignoreChanges: the ignored paths of the new inputs take the old inputs' values for the diff and
+  an update (`processIgnoreChanges`, line 3028); a replacement is created from the program's own
+  values, checked again without the old inputs (lines 2004-2023, "we need to recompute the default
+  values"), so an ignored value the stack changed applies when something else replaces the resource.
 - the provider's diff, then replaceOnChanges: a changed path under one of its paths replaces; an
   old state with init errors counts as a change of `#initerror` (`applyReplaceOnChanges`, 3122).
 - no diff but init errors: an empty update, "to continue awaiting initialization" (line 2180).
@@ -13,6 +15,9 @@ v3.259.0's step generator would (pkg/resource/deploy/step_generator.go), for wha
   says so, else the provider's default decides; create-first deletes the old one after the run.
 - a provider reference that changed replaces only if the new provider's DiffConfig says so
   (`providerChanged`, line 2798).
+- a refresh stores what the provider's Read returns, init errors included, so a Read that reports
+  none (the Terraform bridge's never does) clears them (pkg/resource/deploy/step.go
+  `RefreshStep.Apply`, lines 1579-1642).
 - at the end of a run, what the program no longer registers is deleted (`GenerateDeletes`, 2326);
   a delete of a retainOnDelete resource only drops it from the state, of a protected one fails
   (pkg/resource/deploy/step.go `DeleteStep.Apply`, lines 626-661).
@@ -59,11 +64,13 @@ class Engine:
         self._lock = threading.Lock()
         self._steps: list[Step] = []
         self._seen: set[str] = set()
+        self._targeted: set[str] = set()
 
     # --- runs -------------------------------------------------------------------------------
-    def up(self, config: dict[str, Any], secrets: dict[str, str] | None = None) -> Outcome:
-        """`pulumi up`: the stack's exports change only when the run succeeds."""
-        self._steps, self._seen = [], set()
+    def up(self, config: dict[str, Any], secrets: dict[str, str] | None = None,
+           replace: tuple[str, ...] = ()) -> Outcome:
+        """`pulumi up [--replace URN]`: the stack's exports change only when the run succeeds."""
+        self._steps, self._seen, self._targeted = [], set(), set(replace)
         olds = dict(self.state)
         try:
             run = run_program(config, stack=self.stack, secrets=secrets, monitor_type=self._monitor)
@@ -99,8 +106,8 @@ class Engine:
             if read is None:
                 del self.state[urn]
                 self._steps.append(Step("refresh-deleted", entry.name, entry.type))
-            else:
-                self.state[urn] = replace(entry, outputs=read[0], inputs=read[1])
+            else:  # the bridge's Read reports no init error: the refreshed state has none
+                self.state[urn] = replace(entry, outputs=read[0], inputs=read[1], init_errors=())
                 self._steps.append(Step("refresh", entry.name, entry.type))
         return Outcome(True, "", self._steps, {})
 
@@ -131,6 +138,7 @@ class Engine:
                 return ident, goal.inputs
             if old is None:
                 return self._create(goal, "create")
+            program = goal
             goal = replace(goal, inputs=reset_ignored(goal.inputs, old.inputs, goal.ignore_changes))
             provider = self._provider(goal.type)
             if old.provider != goal.provider and provider.config_replaces(
@@ -139,8 +147,10 @@ class Engine:
             else:
                 diff = provider.diff(old, goal)
             diff = apply_replace_on_changes(diff, goal.replace_on_changes, bool(old.init_errors))
-            if diff.replace:
-                return self._replace(old, goal, diff)
+            if goal.urn in self._targeted:  # `--replace`: a replacement whatever the diff (isTargetedReplace)
+                diff = Diff([*diff.changed, "--replace"], [*diff.replace, "--replace"], diff.delete_before_replace)
+            if diff.replace:  # created from the program's values, ignoreChanges notwithstanding
+                return self._replace(old, program, diff)
             if diff.changed or old.init_errors:  # an empty update retries an init-errored resource
                 return self._update(old, goal)
             self._steps.append(Step("same", goal.name, goal.type))

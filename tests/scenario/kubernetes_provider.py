@@ -133,6 +133,8 @@ class KubernetesProvider:
             claim = self.cluster.objects.get(("PersistentVolumeClaim", ns, claim_name))
             if claim is None:
                 return f'Failed to bind PersistentVolumeClaim(s): "{claim_name}" (not found)'
+            if not self.cluster.provisions(claim):  # Pending until the workload's create times out
+                return f'Failed to bind PersistentVolumeClaim(s): "{claim_name}"'
             claim.status["phase"] = "Bound"
         if any(c["image"] in self.cluster.never_ready for c in pod["containers"]):
             return "the Deployment's pods never became available"

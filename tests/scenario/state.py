@@ -106,7 +106,8 @@ def path_covers(outer: str, inner: str) -> bool:
 
 
 def reset_ignored(inputs: dict[str, Any], old_inputs: dict[str, Any], paths: tuple[str, ...]) -> dict[str, Any]:
-    """`processIgnoreChanges`: each ignored path of `inputs` takes its value in `old_inputs`."""
+    """`processIgnoreChanges`: each ignored path of `inputs` takes its value in `old_inputs` (for the
+    diff and an update; a replacement is created from the program's values, engine.py)."""
     out = copy.deepcopy(inputs)
     for path in paths:
         *parents, leaf = parse_path(path)

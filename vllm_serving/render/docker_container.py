@@ -83,26 +83,19 @@ class ContainerSpec:
 
 
 LOG_DRIVER = "json-file"
-# What dockerd may add to a container's log options, by the container's log driver (moby
-# daemon/logs.go `mergeAndVerifyLogConfig`): daemon.json's `log-opts` when the container's driver is
-# the daemon's default, any key the driver accepts (json-file: daemon/logger/jsonfilelog/
-# jsonfilelog.go `ValidateLogOpt`, with the common attributes of daemon/logger/loginfo.go), the
-# generic `mode` and `max-buffer-size` (daemon/logger/factory.go `builtInLogOpts`), and, whatever
-# the driver, the local cache's `cache-*` keys (daemon/logger/loggerutils/cache/validate.go
-# `MergeDefaultLogConfig`, the keys of daemon/logger/local/local.go `LogOptKeys` prefixed). The
-# provider reads the merged map back into `log_opts` (docs/provider-behaviour.md).
-_LOG_ATTRIBUTES = ("env", "env-regex", "labels", "labels-regex", "tag")
-_LOCAL_CACHE_KEYS = ("disabled", "max-file", "max-size", "compress", *_LOG_ATTRIBUTES)
-DAEMON_LOG_OPTS: dict[str, tuple[str, ...]] = {
-    "json-file": ("max-file", "max-size", "compress", *_LOG_ATTRIBUTES, "mode", "max-buffer-size",
-                  *(f"cache-{key}" for key in _LOCAL_CACHE_KEYS)),
-}
+LOG_OPTS_LABEL = "vllm-serving.log-opts"
+"""The stack's own log options, as a label on the server. dockerd merges daemon.json's `log-opts`
+into a container's (moby daemon/logs.go `mergeAndVerifyLogConfig`) and the provider reads the merged
+map back into `log_opts`, a ForceNew map, so `VllmServer` ignores `logOpts` whole: an ignored map
+*key* would leave the map's count diff, which replaces the server beside any other change
+(docs/provider-behaviour.md, Day 2 row 4). Labels force a replacement and are never read back, so a
+changed `container.logMaxSize` or `logMaxFiles` still replaces the server, and the engine creates a
+replacement from the program's values, the new options included."""
 
 
-def daemon_log_opts(c: ContainerSpec) -> tuple[str, ...]:
-    """The log options dockerd may add to this container's that the stack does not set itself."""
-    own = {key for key, _ in c.log_opts}
-    return tuple(key for key in DAEMON_LOG_OPTS[c.log_driver] if key not in own)
+def log_opts_label(c: ContainerSpec) -> tuple[str, str]:
+    """`vllm-serving.log-opts` = `max-file=3,max-size=100m`: what the server's log options are."""
+    return LOG_OPTS_LABEL, ",".join(f"{key}={value}" for key, value in sorted(c.log_opts))
 
 
 NO_NEW_PRIVILEGES = "no-new-privileges=true"
