@@ -11,8 +11,9 @@ Replacement is create-first, overriding the provider's delete-first default for 
 delete-first, Pulumi would delete the dependent server before the new preflight ran. The container
 is auto-named, so old and new never clash. Its inputs are the image, the GPUs, the weights and the
 server's argv and plain environment, so it runs again when one of them changes (or on
-`pulumi up --replace`), and never for a port, a restart policy or a log option. The server's
-secrets (API key, Hugging Face token) are not given to it: no check reads them.
+`pulumi up --replace`), and never for a port, a restart policy or a log option. It has the server's
+network but no port. The server's secrets (API key, Hugging Face token) are not given to it: a
+Hub repository that needs the token is reported as not checked, never as vLLM's refusal.
 
 What the provider does with it (terraform-provider-docker v4.5.0, the one pulumi-docker bundles,
 internal/provider/resource_docker_container_funcs.go; docs/provider-behaviour.md): create waits
@@ -65,7 +66,10 @@ class Preflight(pulumi.ComponentResource):
             device_requests=device_requests(server),
             runtime=server.runtime,
             volumes=[weights],  # the weights only, read-only like the server's
-            network_mode="none",  # it reads local files and devices (vLLM: the mounted config.json), nothing else
+            # the server's network (Docker's default bridge): vLLM's config reads the Hub where the argv
+            # names a repository (a speculative draft, a remote config); without it the preflight would
+            # refuse what the server starts
+            network_mode="bridge",
             # never `must_run`: Read flips it for a stopped container and Update then starts it again
             must_run=False,
             attach=True,

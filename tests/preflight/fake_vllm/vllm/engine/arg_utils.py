@@ -17,6 +17,9 @@ class EngineArgs:
 
     def create_engine_config(self, usage_context=None, headless=False):
         v = self.values
+        # vllm/config/vllm.py VllmConfig.__post_init__ (the model is multimodal)
+        if v.get("mm_tensor_ipc") == "torch_shm" and os.environ.get("VLLM_WORKER_MULTIPROC_METHOD") != "spawn":
+            raise ValueError("torch_shm is known to fail without VLLM_WORKER_MULTIPROC_METHOD set to spawn")
         with open(os.path.join(v["model"], "config.json"), encoding="utf-8") as f:
             hf_config = json.load(f)
         return VllmConfig(
