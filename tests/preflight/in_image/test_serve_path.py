@@ -88,3 +88,39 @@ def test_an_error_in_the_checks_own_call_is_never_vllms_refusal(tmp_path: Path, 
     assert lines[0].startswith("ok    engine  vLLM v0.19.1 accepts the argv (parse, validate, api-server); not run: "
                                "config (the check's own error, not vLLM's: TypeError: ")
     assert "attention (needs the engine config)" in lines[0]
+
+
+def _launched(site: Path, argv: list[str], tmp_path: Path) -> tuple[int, list[str], dict[str, object]]:
+    """The check's result, and how it asked vLLM for the engine config (the fake records it)."""
+    record = tmp_path / "config.json"
+    code, lines = _engine(site, argv, env={"FAKE_VLLM_CONFIG_FILE": str(record)})
+    return code, lines, json.loads(record.read_text()) if record.exists() else {}
+
+
+def test_data_parallelism_is_judged_as_the_api_servers_vllm_serve_starts_for_it(
+        site: Path, model: Path, tmp_path: Path) -> None:
+    # from v0.15 `vllm serve` (ServeSubcommand.cmd) defaults --api-server-count to --data-parallel-size
+    # and launches run_multi_api_server, which tells the engine config how many API servers share it
+    code, lines, asked = _launched(site, ["--model", str(model), "--data-parallel-size", "2"], tmp_path)
+    assert code == 0, lines
+    assert "(parse, validate, api-server, config, attention)" in lines[0]
+    assert asked == {"headless": False, "api_process_count": 2, "api_process_rank": -1}
+    code, lines, asked = _launched(site, ["--model", str(model)], tmp_path)
+    assert code == 0 and asked == {"headless": False, "api_process_count": 1, "api_process_rank": 0}, lines
+
+
+def test_what_vllm_serve_refuses_before_it_launches_is_vllms_refusal(site: Path, model: Path) -> None:
+    # v0.15+ ServeSubcommand.cmd: no API servers on a headless node
+    code, lines = _engine(site, ["--model", str(model), "--headless", "--api-server-count", "2"])
+    assert code == 1, lines
+    assert lines[0].endswith("ValueError: --api-server-count=2 cannot be used with --headless (no API servers are "
+                             "started in headless mode).")
+    assert "the rules passed this; vLLM v0.19.1 says (validating the serve arguments)" in lines[0]
+
+
+def test_no_api_server_is_a_headless_node_too(site: Path, model: Path, tmp_path: Path) -> None:
+    # every release's cmd launches run_headless for --api-server-count 0, --headless or not
+    code, lines, asked = _launched(site, ["--model", str(model), "--api-server-count", "0"], tmp_path)
+    assert code == 0, lines
+    assert "not run: api-server (a headless node serves no API" in lines[0]
+    assert asked["headless"] is True

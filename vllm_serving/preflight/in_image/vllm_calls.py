@@ -11,22 +11,27 @@ build_async_engine_client take them (v0.10 to v0.34):
   `FlexibleArgumentParser` with the `serve` subparser `ServeSubcommand.subparser_init` adds
   (`make_arg_parser`), `parse_args(["serve", *ARGV])`: the argv rewriting, `--config` YAML, choices,
   types; the positional model tag wins over `--model` (`ServeSubcommand.cmd`);
-- validate: `ServeSubcommand.validate` (`validate_parsed_serve_args`);
+- validate: `ServeSubcommand.validate` (`validate_parsed_serve_args`), then `ServeSubcommand.cmd`
+  itself with its launchers (`run_server` under `uvloop.run`, `run_multi_api_server`,
+  `run_headless`, `run_dp_supervisor`: serve.py's `run_*` names) replaced by stand-ins that only
+  record which one it chose: its own checks (from v0.15 `--headless` with `--api-server-count`, the
+  data-parallel load-balancing modes) and what it sets on the arguments (the positional model; from
+  v0.15 the API-server count defaults to `--data-parallel-size`) are vLLM's, per release;
 - api-server: `setup_server(args)`: the tool and reasoning parser plugins it imports, then
   `validate_api_server_args`, then the listening socket (closed at once; one the preflight's own
   network cannot bind is not the server's problem, so it is noted, not refused); a headless node
-  (`--headless`) runs no API server;
+  (`--headless`, `--api-server-count 0`) runs no API server;
 - config: `AsyncEngineArgs.from_cli_args(args).create_engine_config(usage_context=OPENAI_API_SERVER)`
-  (`headless=True` for a headless node): reads the weights' config.json (and a remote-code config,
+  (`headless=True` for a headless node; with several API servers `_api_process_count` set first, as
+  `run_multi_api_server` does from v0.11): reads the weights' config.json (and a remote-code config,
   a speculative draft's config.json, from the Hub where the argv names one) and detects the platform
   through NVML; it loads no weights, no tokenizer, starts no worker and no Ray and initialises no
   CUDA context (read against v0.34 on a faked NVML);
 - attention: `get_attn_backend(...)` under `set_current_vllm_config(config)`, asked for the model's
   attention layers as an `Attention` layer asks when the model is built.
 
-Not run, because they start the server: `ServeSubcommand.cmd`'s own checks (`--headless` with
-`--api-server-count`, the data-parallel load-balancing modes) and anything after the engine config
-(the tokenizer, the chat template, the weights).
+Not run, because they start the server: anything after the engine config (the tokenizer, the chat
+template, the weights), and a launcher's own checks (`run_headless`'s, `run_multi_api_server`'s).
 
 Entry points are looked up where the project's registry recorded them for the release (the
 generator follows vLLM's own imports: tools/vllm_release/entry_points.py), then in CANDIDATES, so a
@@ -47,6 +52,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from .launcher import headless, launch
 from .outcomes import MESSAGE_CHARS, Broken, NotRun, Refused, outcome, words
 
 CANDIDATES: dict[str, tuple[str, ...]] = {
@@ -134,13 +140,15 @@ def validate(state: State) -> str:
     if check is None:
         check, at = resolve("serve_validation", state["recorded"])
     check(args)
-    return at
+    return f"{at}, {launch(state)}"
 
 
 def api_server(state: State) -> str:
     args = parsed(state)
-    if getattr(args, "headless", False):
+    if headless(state):
         raise NotRun("a headless node serves no API (`vllm serve --headless` runs no API server)")
+    if state.get("launcher", "run_server") not in ("run_server", "run_multi_api_server"):
+        raise NotRun(f"`vllm serve` launches {state['launcher']}, whose API servers the check does not follow")
     try:
         setup, at = resolve("server_setup", state["recorded"])
     except NotRun:
@@ -164,10 +172,14 @@ def config(state: State) -> str:
     engine_args_class, at = resolve("engine_args", state["recorded"])
     usage_context, _ = resolve("usage_context", state["recorded"])
     engine_args = engine_args_class.from_cli_args(args)
+    if state.get("launcher") == "run_multi_api_server" and hasattr(engine_args, "_api_process_count"):
+        # serve.py run_multi_api_server (v0.11+): the config knows how many API servers share the engine
+        engine_args._api_process_count = args.api_server_count
+        engine_args._api_process_rank = -1
     create = engine_args.create_engine_config
     accepted = inspect.signature(create).parameters
     kwargs: dict[str, Any] = {"usage_context": usage_context.OPENAI_API_SERVER} if "usage_context" in accepted else {}
-    if getattr(args, "headless", False) and "headless" in accepted:
+    if headless(state) and "headless" in accepted:
         kwargs["headless"] = True  # serve.py run_headless: a node that serves no API
     state["config"] = create(**kwargs)
     state["facts"] = facts(state["config"])

@@ -46,3 +46,7 @@ def setup_server(args):
     port = 8000 if args.port is None else args.port  # FrontendArgs.port's default (the fake parser has none)
     sock.bind((args.host or "", port))
     return f"http://{args.host or '0.0.0.0'}:{port}", sock
+
+
+async def run_server(args, **uvicorn_kwargs):
+    raise RuntimeError("the engine check started vllm serve's API server")
