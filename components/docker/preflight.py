@@ -21,15 +21,23 @@ for the exit and ignores its status, so a failed check is reported by `_checked`
 provider; `exit_code` is read back by every Read, `container_logs` is set by create alone. The exited
 container stays (no `rm`: create ends with a Read, which would find it gone) until Pulumi deletes
 it after its replacement succeeded, or on destroy: one per host.
+
+Where the memory check found a GPU short while the server being replaced still holds memory, it
+leaves its readings; `_checked` asks Docker for that server's host PIDs (server_processes.py) and
+judges them again with exactly its processes' memory released (vllm_serving/preflight/server_memory.py).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import pulumi_docker as docker
 
+from components.docker.server_processes import server_pids
 from components.docker.vllm_server import device_requests, gpus
 from vllm_serving.preflight.command import TIMEOUT_SECONDS, PreflightCommand
+from vllm_serving.preflight.server_memory import attributed
 from vllm_serving.preflight.verdict import failure_message, read_verdict
 from vllm_serving.render.docker_container import ContainerSpec
 from vllm_serving.timing import whole_minutes
@@ -52,6 +60,8 @@ class Preflight(pulumi.ComponentResource):
         image: pulumi.Input[str],
         weights: docker.ContainerVolumeArgs,
         opts: pulumi.ResourceOptions | None = None,
+        docker_host: str | None = None,
+        ssh_opts: tuple[str, ...] = (),
     ) -> None:
         super().__init__("vllm-serving:docker:Preflight", name, None, opts)
         stack = dict(server.labels).get("vllm-serving.stack", "")
@@ -88,7 +98,9 @@ class Preflight(pulumi.ComponentResource):
         )
         c = self.container
         self.image = pulumi.Output.from_input(image)
-        self.passed_image = pulumi.Output.all(self.image, c.exit_code, c.container_logs, c.urn).apply(_checked)
+        outgoing = Outgoing(server.name, docker_host, ssh_opts)
+        self.passed_image = pulumi.Output.all(self.image, c.exit_code, c.container_logs, c.urn).apply(
+            lambda found: _checked(found, outgoing))
         # a failed preflight whose result is known fails a preview too, through this output
         self.register_outputs({"exitCode": c.exit_code, "passedImage": self.passed_image})
 
@@ -101,11 +113,27 @@ class Preflight(pulumi.ComponentResource):
         return self.image if pulumi.runtime.is_dry_run() else self.passed_image
 
 
-def _checked(args: list[object]) -> str:
+@dataclass(frozen=True)
+class Outgoing:
+    """The server this preflight gates, where Docker can list its processes."""
+
+    name: str
+    docker_host: str | None = None
+    ssh_opts: tuple[str, ...] = ()
+
+
+def _checked(args: list[object], outgoing: Outgoing | None = None) -> str:
     """The image, when the preflight's exit code and output say it passed; else stop with what failed."""
     image, exit_code, output, urn = args
     code = int(exit_code) if isinstance(exit_code, (int, float)) else None  # numbers cross the wire as doubles
     verdict = read_verdict(code, output if isinstance(output, str) else None)
+    if verdict.readings is not None and outgoing is not None:
+        pids = server_pids(outgoing.docker_host, outgoing.ssh_opts, outgoing.name)
+        if isinstance(pids, frozenset):
+            verdict = attributed(verdict, pids)
+        else:
+            pulumi.log.warn(f"memory check: {pids}; the preflight's own reading of which process is the "
+                            "server being replaced stands")
     if not verdict.passed:
         rerun = f"pulumi up --replace '{urn}'"
         raise pulumi.RunError(failure_message("on the Docker host", verdict, code, rerun))

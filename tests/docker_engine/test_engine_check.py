@@ -17,7 +17,7 @@ import pulumi
 import pytest
 from docker.types import Mount
 
-from components.docker.preflight import _checked
+from components.docker.preflight import Outgoing, _checked
 from tests.docker_engine.conftest import Engine, docker_stacks, shipped_spec
 from tests.docker_engine.engine import run_preflight
 from tests.docker_engine.standin_image import SITE_IN_IMAGE
@@ -148,6 +148,12 @@ def _with_gpus(c: ContainerSpec, free: list[int], processes: list[dict[str, int]
                                        ("FAKE_GPUS", json.dumps(gpus)), ("FAKE_GPU_PROCESSES", json.dumps(processes))))
 
 
+def _server_pids(engine: Engine, server: ContainerSpec) -> list[int]:
+    """The running server's host PIDs, which NVML would name its GPU processes by."""
+    top = engine.client.api.top(server.name)
+    return [int(row[top["Titles"].index("PID")]) for row in top["Processes"]]
+
+
 def test_memory_another_process_holds_stops_pulumi_up_with_the_gpus_and_holders(
         engine: Engine, running: ContainerSpec) -> None:
     spec = shipped_spec("v100")
@@ -161,13 +167,14 @@ def test_memory_another_process_holds_stops_pulumi_up_with_the_gpus_and_holders(
     code, output = run_preflight(engine.client, command, nxt, engine.run_id, ("engine", "memory"), (FAKE_GPU,))
     assert code == 1, output
     with pytest.raises(pulumi.RunError) as stopped:
-        _checked([engine.image, float(code), output, URN])
+        _checked([engine.image, float(code), output, URN], Outgoing(running.name))
     lines = [line.strip() for line in str(stopped.value).splitlines()]
     assert "preflight: FAILED (memory)" in lines and any(line.startswith("ok    engine") for line in lines)
     assert ("FAIL  memory  1 of 8 GPU(s) will have less free memory than 0.8 x total (vLLM's engine config): vLLM "
             "would refuse to start; the highest utilization that would start is 0.62") in lines
     assert "GPU 3: 20.00/32.00 GiB free, 25.60 GiB needed (short)" in lines
     assert "held by pid 4242 (not visible from this container) on GPU 3: 12.00 GiB" in lines
+    assert not any(line.startswith("memory readings") for line in lines)
     fix = next(line for line in lines if line.startswith("fix: "))
     assert "vllm-serving:engine.gpuMemoryUtilization to 0.62 or less" in fix
     server = engine.client.containers.get(running.name)
@@ -178,10 +185,29 @@ def test_memory_the_server_being_replaced_holds_is_free_at_cut_over(engine: Engi
     spec = shipped_spec("v100")
     command = preflight_command(spec, "docker", docker_weights_source(spec))
     assert command is not None
-    # each GPU: the running server's worker holds 25.6 GiB (its own 0.8), 6 GiB free now
-    workers = [{"gpu": i, "pid": 9000 + i, "used": int(0.8 * TOTAL)} for i in range(8)]
+    # each GPU: the running server's process holds 25.6 GiB (its own 0.8), 6 GiB free now
+    pid = _server_pids(engine, running)[0]
+    workers = [{"gpu": i, "pid": pid, "used": int(0.8 * TOTAL)} for i in range(8)]
     nxt = _with_gpus(running, [6 * GIB] * 8, workers)
     code, output = run_preflight(engine.client, command, nxt, engine.run_id, ("engine", "memory"), (FAKE_GPU,))
     assert code == 0, output
-    assert ("ok    memory  8 GPU(s) have 0.8 x total free (vLLM's engine config), once the server being replaced "
-            "stops on 8") in output
+    assert _checked([engine.image, float(code), output, URN], Outgoing(running.name)) == engine.image
+
+
+def test_memory_a_foreign_process_as_large_as_the_server_is_not_taken_for_it(
+        engine: Engine, running: ContainerSpec) -> None:
+    # the container alone would take the 25.6 GiB process for the server being replaced; Docker's
+    # list of that server's processes says it is not, so its memory stays held at cut-over
+    spec = shipped_spec("v100")
+    command = preflight_command(spec, "docker", docker_weights_source(spec))
+    assert command is not None
+    assert 4242 not in _server_pids(engine, running)
+    nxt = _with_gpus(running, [6 * GIB] + [31 * GIB] * 7, [{"gpu": 0, "pid": 4242, "used": int(0.8 * TOTAL)}])
+    code, output = run_preflight(engine.client, command, nxt, engine.run_id, ("engine", "memory"), (FAKE_GPU,))
+    assert code == 0 and "taken for the server being replaced" not in output, output
+    with pytest.raises(pulumi.RunError) as stopped:
+        _checked([engine.image, float(code), output, URN], Outgoing(running.name))
+    lines = [line.strip() for line in str(stopped.value).splitlines()]
+    assert "GPU 0: 6.00/32.00 GiB free, 25.60 GiB needed (short)" in lines
+    assert "held by pid 4242 (not visible from this container) on GPU 0: 25.60 GiB" in lines
+    assert "preflight: FAILED (memory)" in lines
