@@ -18,5 +18,5 @@ RELEASES = sorted((ROOT / "vllm_serving" / "engine" / "releases").glob("v*.json"
 @pytest.mark.parametrize("registry", RELEASES, ids=lambda p: p.stem)
 def test_every_recorded_entry_point_is_a_candidate(registry: Path) -> None:
     calls = json.loads(registry.read_text())["preflight_entry_points"]["calls"]
-    assert set(calls) == set(CANDIDATES)
+    assert set(calls) <= set(CANDIDATES)
     assert {name: spec for name, spec in calls.items() if spec not in CANDIDATES[name]} == {}

@@ -124,3 +124,20 @@ def test_no_api_server_is_a_headless_node_too(site: Path, model: Path, tmp_path:
     assert code == 0, lines
     assert "not run: api-server (a headless node serves no API" in lines[0]
     assert asked["headless"] is True
+
+
+def test_the_logging_config_vllm_serve_applies_after_parsing_is_applied(tmp_path: Path, model: Path) -> None:
+    # v0.31+ cli/main.py runs vllm.logger.configure_logging_from_args(args) before validating; a
+    # logging config file that cannot be read stops `vllm serve` there (logging.config fails on it)
+    site = fake_site(tmp_path)
+    (site / "vllm" / "logger.py").write_text(
+        "import json\n\n\ndef configure_logging_from_args(args):\n"
+        "    if args.log_config_file:\n"
+        "        with open(args.log_config_file) as f:\n"
+        "            json.load(f)\n")
+    code, lines = _engine(site, ["--model", str(model), "--log-config-file", "/nonexistent/logging.json"])
+    assert code == 1, lines
+    assert "(parsing the argv as `vllm serve`): FileNotFoundError: [Errno 2] No such file or directory: " \
+           "'/nonexistent/logging.json'" in lines[0]
+    code, lines = _engine(site, ["--model", str(model)])  # no file named: nothing to refuse
+    assert code == 0, lines

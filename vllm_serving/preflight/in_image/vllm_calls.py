@@ -10,7 +10,8 @@ build_async_engine_client take them (v0.10 to v0.34):
   checks read, e.g. v0.34 config/vllm.py refuses `--mm-tensor-ipc torch_shm` without it), then
   `FlexibleArgumentParser` with the `serve` subparser `ServeSubcommand.subparser_init` adds
   (`make_arg_parser`), `parse_args(["serve", *ARGV])`: the argv rewriting, `--config` YAML, choices,
-  types; the positional model tag wins over `--model` (`ServeSubcommand.cmd`);
+  types; the positional model tag wins over `--model` (`ServeSubcommand.cmd`); from v0.31 then
+  `configure_logging_from_args(args)` (vllm/logger.py), as main.py calls it before validating;
 - validate: `ServeSubcommand.validate` (`validate_parsed_serve_args`), then `ServeSubcommand.cmd`
   itself with its launchers (`run_server` under `uvloop.run`, `run_multi_api_server`,
   `run_headless`, `run_dp_supervisor`: serve.py's `run_*` names) replaced by stand-ins that only
@@ -72,6 +73,8 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
     "usage_context": ("vllm.usage.usage_lib:UsageContext",),
     "config_context": ("vllm.config.vllm:set_current_vllm_config", "vllm.config:set_current_vllm_config"),
     "attention_selector": ("vllm.v1.attention.selector:get_attn_backend", "vllm.attention.selector:get_attn_backend"),
+    # v0.31+ cli/main.py calls it between parsing and validating (found here only; no registry records it yet)
+    "logging_setup": ("vllm.logger:configure_logging_from_args",),
 }
 
 
@@ -123,7 +126,12 @@ def parse(state: State) -> str:
     if getattr(args, "model_tag", None) is not None:  # ServeSubcommand.cmd: the positional model wins
         args.model = args.model_tag
     state.update(args=args, serve=serve)
-    return f"{parser_at} with {serve_at} after {setup_at}"
+    try:
+        configure_logging, logging_at = resolve("logging_setup", state["recorded"])
+    except NotRun:
+        return f"{parser_at} with {serve_at} after {setup_at}"
+    configure_logging(args)
+    return f"{parser_at} with {serve_at} after {setup_at}, then {logging_at}"
 
 
 def parsed(state: State) -> Any:
