@@ -72,8 +72,10 @@ class VllmDeployment(pulumi.ComponentResource):
         secret_env = {env: secrets[key] for key, env in SECRET_ENV.items() if env in spec.secret_env}
         # the server's image passes the preflight first: a failed one stops here, the server untouched
         preflight = preflight_command(spec, "docker", docker_weights_source(spec))
+        target = spec.settings.target
         server_image = (Preflight(f"{name}-preflight", preflight, container, image.image_id,
-                                  weights.container_volume(), child).server_image()
+                                  weights.container_volume(), child, target.docker_host,
+                                  tuple(target.ssh_opts or ())).server_image()
                         if preflight else image.image_id)
         server = VllmServer(
             f"{name}-server", container, server_image,

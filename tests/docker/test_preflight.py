@@ -61,8 +61,8 @@ def test_the_server_waits_for_the_preflight_of_its_own_image_gpus_and_weights(pr
     assert p["entrypoints"] == ["python3", "-c", PROGRAM]
     at = p["command"].index("--")
     assert p["command"][at - len(CHECKS["docker"]):at] == list(CHECKS["docker"])
-    # runs to completion and reports; holds no port, no network
-    assert (p["attach"], p["logs"], p["mustRun"], p["networkMode"]) == (True, True, False, "none")
+    # runs to completion and reports; holds no port; the server's network (vLLM's config may read the Hub)
+    assert (p["attach"], p["logs"], p["mustRun"], p["networkMode"]) == (True, True, False, "bridge")
     assert not {"ports", "name"} & set(p), "auto-named, no port"
 
 

@@ -113,19 +113,20 @@ def create(client: docker.DockerClient, c: ContainerSpec, secret_values: Mapping
 
 
 def run_preflight(client: docker.DockerClient, command: PreflightCommand, server: ContainerSpec, run_id: str,
-                  checks: tuple[str, ...], record: Mount | None = None) -> tuple[int, str]:
+                  checks: tuple[str, ...], mounts: tuple[Mount, ...] = ()) -> tuple[int, str]:
     """The preflight of `server` as components/docker/preflight.py runs it - the server's argv and
-    plain environment (`for_server`), its weights mount read-only, no network - with `checks`
-    instead of the GPU ones; `record` mounts a directory the fake vLLM writes what it saw into."""
+    plain environment (`for_server`), its weights mount read-only, the default bridge network - with `checks`
+    instead of the GPU ones; `mounts` adds what a test needs (a directory the fake vLLM writes what it
+    saw into, the fake GPU modules)."""
     command = command.for_server(server.command, server.env)
     own = [a for a in command.args[:command.args.index("--")] if a not in command.checks]
     weights = server.model_mount
     container = client.containers.run(
         server.image, entrypoint=list(command.entrypoint),
         command=[*own, *checks, *command.args[command.args.index("--"):]],
-        environment=dict(command.env), network_mode="none", labels={TEST_LABEL: run_id}, detach=True,
+        environment=dict(command.env), network_mode="bridge", labels={TEST_LABEL: run_id}, detach=True,
         mounts=[Mount(weights.target, weights.source, type=weights.kind, read_only=True),
-                *([record] if record else [])])
+                *mounts])
     try:
         code: int = container.wait(timeout=API_TIMEOUT_SECONDS)["StatusCode"]
         return code, container.logs().decode()

@@ -1,6 +1,6 @@
 """The preflight program in a real container: the stand-in image, each shipped Docker stack's own arguments
-and argv, its weights mounted read-only at the stack's path, no network - as `components/docker/preflight.py`
-runs it (`engine.run_preflight`).
+and argv, its weights mounted read-only at the stack's path, on the default bridge network - as
+`components/docker/preflight.py` runs it (`engine.run_preflight`).
 
 The stand-in has no GPU and the engine no NVIDIA runtime, so the GPU checks (gpus, arch, memory) are left
 out; the runtime check runs, and must fail here exactly as it would on a host without the toolkit.

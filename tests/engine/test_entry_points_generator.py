@@ -44,6 +44,13 @@ COMMON = {
     """,
 }
 V0_19 = COMMON | {
+    "vllm/entrypoints/utils.py": "def cli_env_setup(): ...",
+    "vllm/entrypoints/cli/main.py": """
+        def main():
+            import vllm.entrypoints.cli.serve
+            from vllm.entrypoints.utils import VLLM_SUBCMD_PARSER_EPILOG, cli_env_setup
+            cli_env_setup()
+    """,
     "vllm/entrypoints/cli/serve.py": """
         from vllm.entrypoints.openai.api_server import run_server, setup_server
         from vllm.entrypoints.openai.cli_args import make_arg_parser, validate_parsed_serve_args
@@ -65,6 +72,13 @@ V0_19 = COMMON | {
     "vllm/config/cache.py": "class CacheConfig:\n    gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)",
 }
 V0_34 = COMMON | {
+    "vllm/entrypoints/common/startup.py": "def cli_env_setup(): ...",
+    "vllm/entrypoints/cli/main.py": """
+        from vllm.logger import configure_logging_from_args, init_logger
+        def main():
+            from vllm.entrypoints.common.startup import VLLM_SUBCMD_PARSER_EPILOG, cli_env_setup
+            cli_env_setup()
+    """,
     "vllm/entrypoints/cli/serve.py": """
         from vllm.entrypoints.common.cli_args import make_arg_parser, validate_parsed_serve_args
         from vllm.entrypoints.launchers.api_server.entry import run_server, setup_server
@@ -79,7 +93,7 @@ V0_34 = COMMON | {
     """,
     "vllm/entrypoints/launchers/launcher.py": """
         from vllm.entrypoints.common.cli_args import validate_api_server_args
-        def setup_server(args): ...
+        def setup_server(args, *, reuse_port: bool): ...
     """,
     "vllm/entrypoints/launchers/api_server/entry.py": """
         from vllm.engine.arg_utils import AsyncEngineArgs
@@ -105,6 +119,8 @@ def test_v0_19_layout() -> None:
     section = extract_entry_points(_tree(V0_19), problems)
     assert problems == []
     assert section["calls"] == {
+        "cli_setup": "vllm.entrypoints.utils:cli_env_setup",  # imported inside cli/main.py's main()
+        "server_setup": "vllm.entrypoints.openai.api_server:setup_server",
         "argument_parser": "vllm.utils.argparse_utils:FlexibleArgumentParser",
         "serve_subcommand": "vllm.entrypoints.cli.serve:ServeSubcommand",
         "serve_validation": "vllm.entrypoints.openai.cli_args:validate_parsed_serve_args",
@@ -133,6 +149,9 @@ def test_v0_34_layout_follows_the_launchers() -> None:
     assert calls["api_server_validation"] == "vllm.entrypoints.common.cli_args:validate_api_server_args"
     assert calls["serve_validation"] == "vllm.entrypoints.common.cli_args:validate_parsed_serve_args"
     assert calls["engine_args"] == "vllm.engine.arg_utils:AsyncEngineArgs"
+    # setup_server where it is defined (the api_server package re-exports it), cli_env_setup where main() imports it
+    assert calls["server_setup"] == "vllm.entrypoints.launchers.launcher:setup_server"
+    assert calls["cli_setup"] == "vllm.entrypoints.common.startup:cli_env_setup"
     assert section["memory"]["default_gpu_memory_utilization"] == 0.92
     assert section["memory"]["extensible_kv_cache"] is True
 

@@ -88,7 +88,7 @@ def test_disabled_means_no_command() -> None:
 
 def test_the_program_is_every_in_image_module_verbatim() -> None:
     assert set(SOURCES) == {"__init__", "report", "host", "engine", "vllm_calls", "stack_keys", "memory",
-                            "gpu_processes", "main"}
+                            "gpu_processes", "main", "outcomes", "launcher"}
     program: dict[str, object] = {"__name__": "read, not run"}
     exec(PROGRAM, program)
     assert program["SOURCES"] == SOURCES

@@ -5,7 +5,8 @@ Found by following vLLM's own imports from `vllm serve` (entrypoints/cli/serve.p
 name guessing: the parser class and serve validation it imports, the API server module its
 `setup_server`/`run_server` come from (`validate_api_server_args`, and `AsyncEngineArgs` where
 `build_async_engine_client` builds it), the `Attention` layer a model (models/llama.py) uses and the
-`get_attn_backend` that layer imports. Each call is written `module:attribute`, as the in-image
+`get_attn_backend` that layer imports, and the `cli_env_setup` cli/main.py runs before it
+parses. Each call is written `module:attribute`, as the in-image
 program imports it (vllm_serving/preflight/in_image/vllm_calls.py); what cannot be followed is
 left null and listed in `unextracted`.
 """
@@ -18,6 +19,7 @@ from typing import Any
 from tools.vllm_release.source_tree import SourceTree, Symbol, class_body_value
 
 SERVE = "vllm/entrypoints/cli/serve.py"
+CLI_MAIN = "vllm/entrypoints/cli/main.py"
 CONFIG = "vllm/config/__init__.py"
 A_MODEL = "vllm/model_executor/models/llama.py"  # every release has it; its Attention is the layer's
 WORKER = "vllm/v1/worker/"
@@ -68,6 +70,19 @@ def _method(tree: SourceTree, cls: Symbol | None, name: str) -> ast.FunctionDef 
     return None
 
 
+def _imported_in_function(tree: SourceTree, path: str, function: str, name: str) -> Symbol | None:
+    """`name` as a `from ... import` inside `function` of `path` binds it (cli/main.py imports
+    lazily, in `main`)."""
+    if not tree.has(path):
+        return None
+    for node in tree.parse(path).body:
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            for stmt in ast.walk(node):
+                if isinstance(stmt, ast.ImportFrom) and any(a.name == name for a in stmt.names):
+                    return tree.resolve_import(path, stmt, name)
+    return None
+
+
 def _calls(tree: SourceTree) -> dict[str, str | None]:
     # setup_server validates the API server's arguments; run_server builds the engine client
     setup = _module_of(tree, SERVE, ("setup_server", "run_server"))
@@ -75,6 +90,9 @@ def _calls(tree: SourceTree) -> dict[str, str | None]:
     client = _module_of(tree, runner, ("build_async_engine_client",))
     layer = _module_of(tree, A_MODEL, ("Attention",))
     return {
+        # cli/main.py runs it before it parses (VLLM_WORKER_MULTIPROC_METHOD=spawn)
+        "cli_setup": _at(tree, _imported_in_function(tree, CLI_MAIN, "main", "cli_env_setup")),
+        "server_setup": _at(tree, _resolve(tree, SERVE, "setup_server")),
         "argument_parser": _at(tree, _resolve(tree, SERVE, "FlexibleArgumentParser")),
         "serve_subcommand": _at(tree, _resolve(tree, SERVE, "ServeSubcommand")),
         "serve_validation": _at(tree, _resolve(tree, SERVE, "validate_parsed_serve_args")),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vllm_serving.findings import config_key
+from vllm_serving.preflight.in_image.memory import READINGS
 from vllm_serving.preflight.in_image.report import FAILED, PASSED
 
 REPORT_LINES = 40  # of an output that carries no verdict (the script never ran)
@@ -15,16 +16,20 @@ class Verdict:
     passed: bool
     report: tuple[str, ...]
     """The script's lines (one per check, a fix under each failure), or the output it left instead."""
+    readings: str | None = None
+    """The memory check's readings line, where the outgoing server's processes decide (on Docker)."""
 
 
 def read_verdict(exit_code: int | None, output: str | None) -> Verdict:
     """Passed only with exit code 0 and the script's own `preflight: passed` line."""
-    lines = tuple(line.rstrip() for line in (output or "").splitlines() if line.strip())
+    every = tuple(line.rstrip() for line in (output or "").splitlines() if line.strip())
+    readings = next((line for line in every if line.startswith(READINGS)), None)
+    lines = tuple(line for line in every if not line.startswith(READINGS))
     verdict = [i for i, line in enumerate(lines) if line.startswith((PASSED, FAILED))]
     passed = exit_code == 0 and bool(verdict) and lines[verdict[-1]].startswith(PASSED)
     if not verdict:  # the script did not run to its end: show the tail of what happened instead
         lines = lines[-REPORT_LINES:] or ("(no output)",)
-    return Verdict(passed, lines)
+    return Verdict(passed, lines, readings)
 
 
 def failure_message(where: str, verdict: Verdict, exit_code: int | None, rerun: str) -> str:

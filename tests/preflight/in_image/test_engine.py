@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.preflight.fake_site import fake_site
-from tests.preflight.program import model_dir, run_program
+from tests.preflight.program import run_program
 from tests.stack_builders import make_spec
 from vllm_serving.preflight.command import docker_weights_source, flag_keys, preflight_command
 from vllm_serving.preflight.in_image import engine, vllm_calls
@@ -31,16 +31,6 @@ def _recorded_entry_points() -> str:
     assert RECORDED_V0_19_1 is not None
     args = list(RECORDED_V0_19_1.args)
     return args[args.index("--vllm-entry-points") + 1]
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return fake_site(tmp_path_factory.mktemp("site"))
-
-
-@pytest.fixture(scope="module")
-def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return model_dir(tmp_path_factory.mktemp("weights") / "Qwen3.5-27B")
 
 
 def _engine(site: Path | None, argv: list[str], *, recorded: bool = True,
@@ -65,6 +55,7 @@ def vllm_here(site: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     _forget_vllm()
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setattr(engine, "ask_vllm", in_process)
+    monkeypatch.delenv("VLLM_WORKER_MULTIPROC_METHOD", raising=False)  # cli_env_setup sets it: undone after
     yield
     _forget_vllm()
 

@@ -94,7 +94,7 @@ def test_the_comparison_is_vllms_to_the_byte(monkeypatch: pytest.MonkeyPatch, ut
 def test_the_highest_utilization_named_would_start_and_the_next_would_not(free: list[int]) -> None:
     gpus = [GpuMemory(i, "", f, TOTAL) for i, f in enumerate(free)]
     released = GpuProcess("", 1, "", 5 * GIB)
-    gpus += [GpuMemory(len(gpus), "", free[0], TOTAL, released)]  # a GPU whose server is being replaced
+    gpus += [GpuMemory(len(gpus), "", free[0], TOTAL, (released,))]  # a GPU whose server is being replaced
     highest = highest_starting(gpus)
     assert all(g.free >= requested(g.total, highest) for g in gpus)
     assert any(g.free < requested(g.total, round(highest + 0.01, 2)) for g in gpus)

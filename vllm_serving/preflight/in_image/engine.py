@@ -23,6 +23,7 @@ ENGINE_SECONDS = 300
 model inspection subprocess or a first Triton import may take a few. Inside the preflight's
 600 s budget (vllm_serving/preflight/command.py TIMEOUT_SECONDS) with the other checks."""
 CHILD_OPTION = "--engine-child"
+IMAGE_FIX = "use a vLLM image (vllm-serving:image.repository, image.tag)"
 TAIL_LINES = 8
 STEP_WORDS = {
     "parse": "parsing the argv as `vllm serve`",
@@ -69,10 +70,13 @@ def ask_vllm(args: argparse.Namespace, seconds: float = ENGINE_SECONDS) -> dict[
         raise CheckFailed(f"vLLM's own checks did not finish within {seconds:.0f} s", _tail(output)) from None
     with os.fdopen(read_end, encoding="utf-8") as result:
         document = result.read()
-    if not document:
+    if not document:  # the child writes a result for any Python exception: this is a crash or an exit
         raise CheckFailed(f"vLLM's own checks ended without a result (exit code {child.returncode})",
                           _tail(output))
-    found: dict[str, Any] = json.loads(document)
+    try:
+        found: dict[str, Any] = json.loads(document)
+    except ValueError as exc:  # the check's own fault, never vLLM's verdict
+        raise CheckSkipped(f"the check's own error, not vLLM's: its result is not JSON ({exc})") from None
     return found
 
 
@@ -84,11 +88,14 @@ def check_engine(args: argparse.Namespace) -> str:
     version = result["version"]
     steps = result["steps"]
     for step in steps:
+        if step["status"] == "broken":
+            raise CheckFailed(f"vLLM v{version} cannot run `vllm serve` in this image "
+                              f"({STEP_WORDS.get(step['name'], step['name'])}): {step['detail']}",
+                              fix=IMAGE_FIX + " (the server would stop at the same import)")
         if step["status"] != "refused":
             continue
         if step["name"] == "import":
-            raise CheckFailed(f"vLLM cannot be imported in this image: {step['detail']}",
-                              fix="use a vLLM image (vllm-serving:image.repository, image.tag)")
+            raise CheckFailed(f"vLLM cannot be imported in this image: {step['detail']}", fix=IMAGE_FIX)
         keys = keys_for(step["name"], step["detail"], json.loads(args.flag_keys or "{}"), args.serve_argv)
         raise CheckFailed(
             f"the rules passed this; vLLM v{version} says ({STEP_WORDS.get(step['name'], step['name'])}): "
@@ -96,7 +103,7 @@ def check_engine(args: argparse.Namespace) -> str:
     args.engine_facts = result["facts"]
     facts = result["facts"]
     done = [s["name"] for s in steps if s["status"] == "ok"]
-    not_run = [f"{s['name']} ({s['detail']})" for s in steps if s["status"] == "not-run"]
+    not_run = [f"{s['name']} ({s['detail']})" for s in steps if s["status"] in ("not-run", "error")]
     if not done:
         raise CheckSkipped(f"vLLM v{version}: no step could run: {'; '.join(not_run)}")
     summary = f"vLLM v{version} accepts the argv ({', '.join(done)})"

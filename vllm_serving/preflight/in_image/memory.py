@@ -14,16 +14,20 @@ capability 8.7, 11.0 and 12.1: Orin, Thor, Spark) it counts the system's availab
 On Kubernetes the old pod has stopped before the init container runs (Recreate, or maxSurge 0), so
 the memory free now is the memory free at start. On Docker the server this preflight gates still
 runs, on the same GPUs, until just before the new one starts: its memory is released at cut-over.
-NVML gives host PIDs, which a container cannot tie to containers, so on each GPU the one process
-holding the most is taken for that server when it holds at least RELEASED_SHARE of what the new
-server asks (a vLLM server holds its whole budget in one worker per GPU; a notebook or a stray
-process rarely holds so much). A refusal is then certain; on a first deployment a large foreign
-process can pass for a server being replaced, and vLLM's own refusal at start remains.
+NVML gives host PIDs, which a container cannot tie to containers, so where it matters (a GPU short
+now) the check prints its readings (READINGS: the GPUs, the processes with their host PIDs, the
+utilization) and the Pulumi program, which knows the server being replaced, counts exactly the
+memory of that container's processes (Docker's process list of it: components/docker/preflight.py,
+`attributed`). The check's own verdict, which stands where the program cannot ask Docker, takes on
+each GPU the one process holding the most for that server when it holds at least RELEASED_SHARE of
+what the new server asks (a vLLM server holds its whole budget in one worker per GPU; a notebook or
+a stray process rarely holds so much).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +39,7 @@ from .report import CheckFailed, CheckSkipped, gib
 INTEGRATED = ((8, 7), (11, 0), (12, 1))
 UTILIZATION_FLAG = "--gpu-memory-utilization"
 RELEASED_SHARE = 0.5
+READINGS = "memory readings: "
 
 
 @dataclass(frozen=True)
@@ -43,12 +48,12 @@ class GpuMemory:
     uuid: str
     free: int
     total: int
-    released: GpuProcess | None = None
-    """On Docker, the process taken for the server being replaced: its memory is free at start."""
+    released: tuple[GpuProcess, ...] = ()
+    """On Docker, the processes of the server being replaced: their memory is free at start."""
 
     @property
     def free_at_start(self) -> int:
-        return self.free + ((self.released.used or 0) if self.released else 0)
+        return self.free + sum(p.used or 0 for p in self.released)
 
 
 def requested(total: int, utilization: float) -> int:
@@ -97,20 +102,39 @@ def utilization_asked(args: argparse.Namespace) -> tuple[float, str]:
     raise CheckSkipped("the utilization vLLM will use is unknown (no engine config, no flag, no registry)")
 
 
-def with_released(gpus: list[GpuMemory], processes: list[GpuProcess], utilization: float) -> list[GpuMemory]:
-    """Docker: each GPU with its largest process taken for the server being replaced, where it
-    holds at least RELEASED_SHARE of what the new server asks."""
+def with_released(gpus: list[GpuMemory], processes: list[GpuProcess], utilization: float,
+                  server_pids: frozenset[int] | None = None) -> list[GpuMemory]:
+    """Docker: each GPU with the processes of the server being replaced - those with `server_pids`
+    (Docker's list of that container's host PIDs), else the largest where it holds at least
+    RELEASED_SHARE of what the new server asks."""
     found = []
     for g in gpus:
         mine = [p for p in processes if p.gpu_uuid == g.uuid and p.used]
-        largest = max(mine, key=lambda p: p.used or 0, default=None)
-        if largest is not None and (largest.used or 0) >= RELEASED_SHARE * requested(g.total, utilization):
-            g = GpuMemory(g.index, g.uuid, g.free, g.total, largest)
-        found.append(g)
+        if server_pids is not None:
+            released = tuple(p for p in mine if p.pid in server_pids)
+        else:
+            largest = max(mine, key=lambda p: p.used or 0, default=None)
+            big = largest is not None and (largest.used or 0) >= RELEASED_SHARE * requested(g.total, utilization)
+            released = (largest,) if big and largest is not None else ()
+        found.append(GpuMemory(g.index, g.uuid, g.free, g.total, released))
     return found
 
 
-def _holders(gpus: list[GpuMemory], processes: list[GpuProcess]) -> list[str]:
+def readings_line(gpus: list[GpuMemory], processes: list[GpuProcess], utilization: float, source: str) -> str:
+    """What the program needs to count the server being replaced exactly, as one line of output."""
+    return READINGS + json.dumps({
+        "utilization": utilization, "source": source,
+        "gpus": [[g.index, g.uuid, g.free, g.total] for g in gpus],
+        "processes": [[p.gpu_uuid, p.pid, p.name, p.used] for p in processes]})
+
+
+def from_readings(line: str) -> tuple[list[GpuMemory], list[GpuProcess], float, str]:
+    found = json.loads(line[len(READINGS):])
+    return ([GpuMemory(*g) for g in found["gpus"]], [GpuProcess(*p) for p in found["processes"]],
+            float(found["utilization"]), str(found["source"]))
+
+
+def _holders(gpus: list[GpuMemory], processes: list[GpuProcess], exact: bool) -> list[str]:
     by_uuid = {g.uuid: g for g in gpus if g.uuid}
     lines = []
     for p in sorted(processes, key=lambda p: (by_uuid[p.gpu_uuid].index if p.gpu_uuid in by_uuid else -1,
@@ -119,7 +143,8 @@ def _holders(gpus: list[GpuMemory], processes: list[GpuProcess]) -> list[str]:
             continue  # a GPU this server does not take
         gpu = by_uuid.get(p.gpu_uuid)
         used = f"{gib(p.used)} GiB" if p.used is not None else "memory not reported"
-        taken = " - taken for the server being replaced" if gpu is not None and gpu.released == p else ""
+        taken = "" if gpu is None or p not in gpu.released else (
+            " - the server being replaced's" if exact else " - taken for the server being replaced")
         lines.append(f"held by pid {p.pid} ({p.name or 'not visible from this container'}) on "
                      f"GPU {gpu.index if gpu else p.gpu_uuid}: {used}{taken}")
     return lines or ["held by: no compute process listed"]
@@ -146,8 +171,18 @@ def check_memory(args: argparse.Namespace) -> str:
                 raise CheckSkipped(f"GPU {', '.join(str(g.index) for g in short)} has less than {utilization} x "
                                    "total free, and the memory of the server being replaced cannot be told from "
                                    f"other processes' ({listed or 'torch gives no GPU uuid'})")
-            gpus = with_released(gpus, processes, utilization)
-            short = [g for g in gpus if g.free_at_start < requested(g.total, utilization)]
+            print(readings_line(gpus, processes, utilization, source), flush=True)
+    return judge(gpus, processes, utilization, source, listed, replacing=args.backend == "docker")
+
+
+def judge(gpus: list[GpuMemory], processes: list[GpuProcess], utilization: float, source: str,
+          listed: str | None = None, server_pids: frozenset[int] | None = None, replacing: bool = False) -> str:
+    """The verdict on the readings: the ok line, or CheckFailed with the GPUs and who holds them.
+    `replacing`: a server being replaced releases its memory at start (Docker)."""
+    short = [g for g in gpus if g.free < requested(g.total, utilization)]
+    if short and replacing:
+        gpus = with_released(gpus, processes, utilization, server_pids)
+        short = [g for g in gpus if g.free_at_start < requested(g.total, utilization)]
     least = min(gpus, key=lambda g: g.free_at_start - requested(g.total, utilization))
     seen = f"least free at start: GPU {least.index} {gib(least.free_at_start)}/{gib(least.total)} GiB"
     released = [g for g in gpus if g.released]
@@ -162,7 +197,7 @@ def check_memory(args: argparse.Namespace) -> str:
     raise CheckFailed(
         f"{len(short)} of {len(gpus)} GPU(s) will have less free memory than {utilization} x total ({source}): "
         f"vLLM would refuse to start; the highest utilization that would start is {highest}",
-        [*details, *([f"processes: {listed}"] if listed else _holders(gpus, processes))],
+        [*details, *([f"processes: {listed}"] if listed else _holders(gpus, processes, server_pids is not None))],
         fix=f"stop what holds the memory (nvidia-smi on the host names it), or lower "
             f"vllm-serving:engine.gpuMemoryUtilization to {highest} or less (less room for the KV cache: "
             f"`vllm-stack capacity` shows what that leaves)")

@@ -1,5 +1,8 @@
 """EngineArgs and AsyncEngineArgs (vllm/engine/arg_utils.py): from_cli_args, and
-create_engine_config reading the weights' config.json."""
+create_engine_config reading the weights' config.json.
+
+Test knob: FAKE_VLLM_CONFIG_FILE, where create_engine_config records how it was called (headless,
+the API-server count and rank `run_multi_api_server` sets)."""
 
 import json
 import os
@@ -8,6 +11,9 @@ from vllm.config.vllm import CacheConfig, VllmConfig, attention_config, model_co
 
 
 class EngineArgs:
+    _api_process_count = 1  # ParallelConfig's defaults (vllm/config/parallel.py)
+    _api_process_rank = 0
+
     def __init__(self, **values):
         self.values = values
 
@@ -17,6 +23,14 @@ class EngineArgs:
 
     def create_engine_config(self, usage_context=None, headless=False):
         v = self.values
+        record = os.environ.get("FAKE_VLLM_CONFIG_FILE")
+        if record:
+            with open(record, "w", encoding="utf-8") as f:
+                json.dump({"headless": headless, "api_process_count": self._api_process_count,
+                           "api_process_rank": self._api_process_rank}, f)
+        # vllm/config/vllm.py VllmConfig.__post_init__ (the model is multimodal)
+        if v.get("mm_tensor_ipc") == "torch_shm" and os.environ.get("VLLM_WORKER_MULTIPROC_METHOD") != "spawn":
+            raise ValueError("torch_shm is known to fail without VLLM_WORKER_MULTIPROC_METHOD set to spawn")
         with open(os.path.join(v["model"], "config.json"), encoding="utf-8") as f:
             hf_config = json.load(f)
         return VllmConfig(
