@@ -10,6 +10,22 @@ from tests.engine.fake_wheel_facts import FACT_REPLACES, FACT_SOURCES
 _SCHEMES = "vllm/model_executor/layers/quantization/compressed_tensors/schemes/"
 
 CHECK_SOURCES = {
+    "vllm/v1/spec_decode/metrics.py": '''
+        import prometheus_client
+
+        class SpecDecodingProm:
+            _counter_cls = prometheus_client.Counter
+
+            def __init__(self, labelnames):
+                counter_specs = [
+                    ("vllm:spec_decode_num_drafts", "Number of spec decoding drafts."),
+                    ("vllm:spec_decode_num_draft_tokens", "Number of draft tokens."),
+                ]
+                self.counters = [
+                    self._counter_cls(name=name, documentation=doc, labelnames=labelnames)
+                    for name, doc in counter_specs
+                ]
+    ''',
     "vllm/model_executor/model_loader/__init__.py": '''
         _LOAD_FORMAT_TO_MODEL_LOADER: dict[str, type[BaseModelLoader]] = {
             "auto": DefaultModelLoader,
