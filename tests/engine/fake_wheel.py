@@ -1,5 +1,5 @@
 """A tiny wheel with vLLM's file layout and a few of each fact, to run the generator offline
-(the files the schema-2 facts are read from: fake_wheel_facts.py).
+(the files the schema-2 facts are read from: fake_wheel_facts.py, fake_wheel_checks.py).
 
 Each file mimics the shape of the real one in vLLM v0.19.1 (same paths, same idioms: config
 dataclasses read by `get_kwargs`, `add_argument` calls with aliases, a lazy parser table, a
@@ -12,6 +12,7 @@ import textwrap
 import zipfile
 from pathlib import Path
 
+from tests.engine.fake_wheel_checks import CHECK_REPLACES, CHECK_SOURCES
 from tests.engine.fake_wheel_facts import FACT_APPENDS, FACT_REPLACES, FACT_SOURCES
 
 SOURCES = {
@@ -247,7 +248,7 @@ SOURCES = {
 def build_wheel(directory: Path, version: str) -> Path:
     """Write the fake release as `vllm-<version>-py3-none-any.whl` in `directory`."""
     wheel = directory / f"vllm-{version}-py3-none-any.whl"
-    merged = {**SOURCES, **FACT_REPLACES, **FACT_SOURCES}
+    merged = {**SOURCES, **FACT_REPLACES, **FACT_SOURCES, **CHECK_SOURCES, **CHECK_REPLACES}
     files = {path: textwrap.dedent(text).lstrip() for path, text in merged.items()}
     for path, text in FACT_APPENDS.items():
         files[path] = files.get(path, "") + "\n" + textwrap.dedent(text).lstrip()

@@ -182,7 +182,7 @@ TOP_KEYS_V1 = {"attention_backends", "env_vars", "flags", "generator", "metrics"
                "version", "wheel"}
 # schema 2 adds the facts the rules read beyond names (v0.11.0's file, whose wheel is gone, stays at 1)
 TOP_KEYS = {1: TOP_KEYS_V1, 2: TOP_KEYS_V1 | {"models", "gates"}}
-TOP_KEYS = {schema: keys | {"preflight_entry_points"} for schema, keys in TOP_KEYS.items()}
+TOP_KEYS = {schema: keys | {"preflight_entry_points", "load_formats"} for schema, keys in TOP_KEYS.items()}
 FLAG_KEYS = {"action", "aliases", "choices", "deprecated", "dest", "field", "group", "hidden",
              "human_readable", "json", "nargs", "negations", "optional", "source", "takes_value", "type"}
 
@@ -287,6 +287,8 @@ def test_generator_reads_speculative_methods_and_metrics(tmp_path: Path) -> None
         "vllm:prompt_tokens": ("counter", False),
         "vllm:time_to_first_token_seconds": ("histogram", False),
         "vllm:cache_config_info": ("gauge", False),  # its name is a local variable
+        "vllm:spec_decode_num_drafts": ("counter", False),  # named in a table (fake_wheel_checks.py)
+        "vllm:spec_decode_num_draft_tokens": ("counter", False),
     }
 
 
@@ -376,3 +378,27 @@ def test_committed_registry_states_v0_19_1s_facts(pinned: VllmRelease) -> None:
     assert data["quantization"]["methods"]["mxfp4"]["act_dtypes"] == "['bfloat16']"
     assert any(g["when"] == "max_num_partial_prefills != 1 or max_long_partial_prefills != 1"
                for g in data["gates"]["gates"])
+
+
+def test_generator_reads_the_checks_vllm_makes_while_building(tmp_path: Path) -> None:
+    """Facts read from code that runs as vLLM builds its config and its layers (fake_wheel_checks.py)."""
+    _, data = _generate(tmp_path)
+    assert data["load_formats"] == {"names": ["auto", "dummy", "safetensors"],
+                                    "source": "vllm/model_executor/model_loader/__init__.py get_model_loader"}
+    quant = data["quantization"]
+    assert quant["compressed_tensors_schemes"]["min_capability"] == {
+        "CompressedTensorsW8A8Fp8": 89, "CompressedTensorsWNA16": 75, "CompressedTensorsWNA16Marlin": 75}
+    (row,) = quant["fp8_linear_block_checks"]["row"]
+    assert row["when"] == ("tp_size > 1 and input_size // input_size_per_partition == tp_size and "
+                           "(input_size_per_partition % block_k != 0)")
+    assert row["message"].startswith("Weight input_size_per_partition = {input_size_per_partition}")
+    spec = data["speculative"]
+    assert spec["aux_hidden_states"]["methods"] == ["eagle3", "extract_hidden_states"]
+    assert spec["aux_hidden_states"]["model_types"] == ["llama", "qwen", "gpt_oss"]
+    assert spec["async_scheduling"]["methods"] == ["draft_model", "eagle", "eagle3", "mtp", "qwen3_5_mtp"]
+    backends = data["attention_backends"]["backends"]
+    block = {c["reason"]: c["when"] for c in backends["FLASHINFER"]["checks"]}["block_size not supported"]
+    assert block == "block_size is not None and not (block_size % 16 == 0 or block_size % 32 == 0 " \
+                    "or block_size % 64 == 0)"
+    assert {c["reason"]: c["when"] for c in backends["FLASH_ATTN"]["checks"]}["block_size not supported"] == (
+        "block_size is not None and not (block_size % 1 == 0)")

@@ -50,6 +50,11 @@ BOUNDARIES = [
              extra("--enable-eplb", "--enable-expert-parallel"),
              "--enable-eplb: + --enable-expert-parallel", key=ITEM0,
              says=("enable_expert_parallel must be True to use EPLB",)),
+    Boundary("extra-arg-load-format-unknown", "v100", extra("--load-format", "safetensor"),
+             extra("--load-format", "safetensors"), "--load-format safetensor -> safetensors", key=ITEM0,
+             says=("runai_streamer", "safetensors")),
+    Boundary("extra-arg-load-format-unknown", "v100", extra("--load-format=tensorize"),
+             extra("--load-format=Tensorizer"), "LoadConfig lower-cases it: tensorize -> Tensorizer", key=ITEM0),
 ]
 
 

@@ -18,7 +18,7 @@ from vllm_serving.stack_files.loader import load_settings, read_stack_file
 MODULES = ("precision", "attention", "quantization", "parallelism", "capacity_rules", "scheduler", "speculative",
            "engine_flags", "image", "container", "host_resources", "extra_args", "flag_values", "cpu_target",
            "multi_node", "exposure",
-           "host_paths", "stack_consistency", "model_sizing", "fleet")
+           "host_paths", "stack_consistency", "model_sizing", "fleet", "quantized_layers")
 # Where a rule's fact comes from: vLLM's source (under vllm/ of the wheel), this project's files,
 # or a vLLM issue; never a document outside the repository.
 CITATION = re.compile(r"(^|[ (;])(vllm/[\w/.]+\.(py|so)|vllm_serving/|tests/|this project|vllm#\d+)")

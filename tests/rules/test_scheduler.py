@@ -63,6 +63,13 @@ BOUNDARIES = [
              batch(extra=NO_CHUNKED, enable_prefix_caching=False), "chunked prefill off: prefix caching on -> off"),
     Boundary("hybrid-prefix-caching-needs-chunked-prefill", "v100", batch(extra=NO_CHUNKED),
              batch(extra=(*NO_CHUNKED, "--enable-chunked-prefill")), "the last chunked-prefill flag wins"),
+    Boundary("mamba-block-size-needs-prefix-caching", "a100",
+             batch(extra=("--mamba-block-size", "256"), enable_prefix_caching=False),
+             batch(extra=("--mamba-block-size", "256"), enable_prefix_caching=True),
+             "--mamba-block-size 256: prefix caching off -> on"),
+    Boundary("mamba-block-size-needs-prefix-caching", "a100",
+             batch(extra=("--mamba-block-size", "256"), enable_prefix_caching=False),
+             batch(enable_prefix_caching=False), "prefix caching off: --mamba-block-size 256 -> unset"),
 ]
 
 

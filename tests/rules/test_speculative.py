@@ -23,6 +23,11 @@ def spec(method: str, n: int = 1, model: str | None = None) -> dict[str, object]
                                                                   model=model)}}
 
 
+def async_spec(method: str, extra: tuple[str, ...]) -> dict[str, object]:
+    return {"engine": {"speculative_config": SpeculativeSettings(method=method, num_speculative_tokens=3),
+                       "extra_args": extra}}
+
+
 def mtp_layers(n: int) -> dict[str, object]:
     return {"name": None, "architecture": FP8.model_copy(update={"mtp_layers": n})}
 
@@ -76,6 +81,19 @@ BOUNDARIES = [
              {**spec("mtp", 2), "model": mtp_layers(2)}, "2 MTP layers: 5 -> 2 tokens (at most the layers)"),
     Boundary("speculative-tokens-indivisible", "a100", {**spec("mtp", 17), "model": mtp_layers(2)},
              {**spec("mtp", 18), "model": mtp_layers(2)}, "more than 16 tokens are fine: 17 -> 18 over 2 layers"),
+    Boundary("speculative-target-unsupported", "a100",
+             {**spec("eagle3", 3, "/draft"), "model": {"name": "gemma-3-27b-it"}},
+             {**spec("eagle3", 3, "/draft"), "model": QWEN3}, "eagle3: Gemma 3 (gemma3_text) -> Qwen3-32B (qwen3)",
+             says=("gemma3_text",)),
+    Boundary("speculative-target-unsupported", "a100",
+             {**spec("eagle3", 3, "/draft"), "model": {"name": "Mistral-Small-3.1-24B-Instruct-2503"}},
+             {**spec("eagle", 3, "/draft"), "model": {"name": "Mistral-Small-3.1-24B-Instruct-2503"}},
+             "Mistral Small 3.1 (text model mistral): eagle3 -> eagle (no aux hidden states)"),
+    Boundary("speculative-async-scheduling", "a100", async_spec("ngram", ("--async-scheduling",)),
+             async_spec("ngram", ()), "ngram: --async-scheduling -> unset (vLLM turns it off itself)",
+             says=("ngram_gpu",)),
+    Boundary("speculative-async-scheduling", "a100", async_spec("ngram", ("--async-scheduling",)),
+             async_spec("ngram", ("--async-scheduling", "--no-async-scheduling")), "the last switch wins"),
 ]
 
 

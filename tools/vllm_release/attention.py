@@ -33,7 +33,7 @@ PRIORITIES = ("vllm/platforms/cuda.py", "_get_backend_priorities")
 FA_UTILS = ("vllm/v1/attention/backends/fa_utils.py", "vllm/attention/utils/fa_utils.py")
 PRIORITY_INPUTS = frozenset({"device_capability", "num_heads", "kv_cache_dtype", "use_non_causal",
                              "head_size", "use_mm_prefix"})
-ENUMS = frozenset({"AttentionBackendEnum", "_Backend"})
+ENUMS = frozenset({"AttentionBackendEnum", "_Backend", "KVQuantMode"})  # KVQuantMode: v0.34 get_kv_quant_mode
 
 
 def extract_attention_backends(tree: SourceTree, problems: list[str]) -> dict[str, Any]:

@@ -43,7 +43,9 @@ def _collect(folder: Folder, body: list[ast.stmt], scope: Any, guard: ast.expr, 
             try:
                 test = folder.expr(stmt.test, scope)
             except Unfoldable as exc:
-                checks.append(_unreadable(folder, stmt.test, scope, _first_reason(stmt), name, exc, problems))
+                when = _block_size_when(folder, scope) if _first_reason(stmt) == BLOCK_SIZE_REASON else None
+                checks.append({"reason": BLOCK_SIZE_REASON, "when": when} if when is not None else
+                              _unreadable(folder, stmt.test, scope, _first_reason(stmt), name, exc, problems))
                 continue
             _collect(folder, stmt.body, scope, _and(guard, test), checks, name, problems)
             _collect(folder, stmt.orelse, scope, _and(guard, ast.UnaryOp(ast.Not(), test)), checks, name, problems)
@@ -76,6 +78,32 @@ def _record(folder: Folder, arg: ast.expr, scope: Scope, guard: ast.expr, checks
     except Unfoldable as exc:
         problems.append(f"attention_backends: {name} check {shown!r} not statically readable ({exc})")
         checks.append({"reason": str(shown), "when": None})
+
+
+BLOCK_SIZE_REASON = "block_size not supported"
+
+
+def _block_size_when(folder: Folder, scope: Scope) -> str | None:
+    """The base class's `supports_block_size` loops over `get_supported_kernel_block_sizes()`
+    (a size must be a multiple of one of them, `MultipleOf(n)` counting as n); where the backend
+    returns a fixed list (FlashInfer: 16, 32, 64) that loop is written out as one condition.
+    None where the list depends on the model (FlashAttention's on a hybrid model's Mamba cache)."""
+    cls = scope.env.get("cls")
+    found = folder.find_method(cls.symbol, "get_supported_kernel_block_sizes") if isinstance(cls, Ref) else None
+    body = [s for s in found.node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))] \
+        if found is not None and isinstance(found.node, ast.FunctionDef) else []
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or not isinstance(body[0].value, ast.List | ast.Tuple):
+        return None
+    bases = []
+    for item in body[0].value.elts:
+        size = item.args[0] if isinstance(item, ast.Call) and ast.unparse(item.func).endswith("MultipleOf") \
+            and item.args else item
+        if not (isinstance(size, ast.Constant) and isinstance(size.value, int)):
+            return None
+        bases.append(size.value)
+    if not bases:
+        return "False"
+    return "block_size is not None and not (" + " or ".join(f"block_size % {b} == 0" for b in bases) + ")"
 
 
 # Inputs most stacks leave at vLLM's default, with that default: a check that cannot be read is

@@ -11,6 +11,11 @@ from tools.vllm_release.predicates import Folder
 from tools.vllm_release.source_tree import SourceTree, Symbol, class_method
 
 FP8_SPELLINGS = ("fp8", "fp8_e4m3", "fp8_e5m2")
+# Where an MLA backend's cache is viewed before its kernel reads it: the MLA attention layer's
+# forward (`kv_cache.view(current_platform.fp8_dtype())`), in the common MLA module before v0.17.
+MLA_CACHE_VIEWERS = ("vllm/model_executor/layers/attention/mla_attention.py",
+                     "vllm/v1/attention/backends/mla/common.py")
+_MLA_VIEW = "view(current_platform.fp8_dtype())"
 _MAPPER = re.compile(r"get_(fp8_)?dtype_for_")
 
 
@@ -55,8 +60,20 @@ def kv_storage(tree: SourceTree, folder: Folder, backend: Symbol, problems: list
     return {spelling: impl for spelling in spellings}
 
 
+def _is_mla(folder: Folder, backend: Symbol) -> bool:
+    try:
+        value = folder.method(backend, "is_mla", {})
+    except Unfoldable:
+        return False
+    return isinstance(value, ast.Constant) and value.value is True
+
+
 def _platform_fp8(tree: SourceTree, folder: Folder, backend: Symbol) -> str | None:
-    if not tree.contains(backend.path, "current_platform.fp8_dtype()") or folder.platform is None:
+    """The platform's FP8 type where the backend's module, or for an MLA backend the MLA layer
+    that hands it the cache, views the cache as it."""
+    viewed = tree.contains(backend.path, "current_platform.fp8_dtype()") or (_is_mla(folder, backend) and any(
+        tree.has(p) and tree.contains(p, _MLA_VIEW) for p in MLA_CACHE_VIEWERS))
+    if not viewed or folder.platform is None:
         return None
     try:
         value = folder.method(folder.platform, "fp8_dtype", {})

@@ -27,7 +27,7 @@ from tools.vllm_release.env_facts import extract_env_vars  # noqa: E402
 from tools.vllm_release.gates import extract_gates  # noqa: E402
 from tools.vllm_release.model_facts import extract_model_facts  # noqa: E402
 from tools.vllm_release.quantization import extract_quantization  # noqa: E402
-from tools.vllm_release.registries import extract_parsers  # noqa: E402
+from tools.vllm_release.registries import extract_load_formats, extract_parsers  # noqa: E402
 from tools.vllm_release.runtime_facts import extract_metrics  # noqa: E402
 from tools.vllm_release.serve_flags import extract_flags, extract_parser_facts  # noqa: E402
 from tools.vllm_release.source_tree import SourceTree  # noqa: E402
@@ -58,6 +58,7 @@ def build_release(tree: SourceTree, version: str, wheel: dict[str, str]) -> dict
         "flags": flags,
         "tool_parsers": extract_parsers(tree, "tool_parsers", problems),
         "reasoning_parsers": extract_parsers(tree, "reasoning_parsers", problems),
+        "load_formats": extract_load_formats(tree, problems),
         "speculative": extract_speculative(tree, problems),
         "quantization": extract_quantization(tree, problems),
         "attention_backends": extract_attention_backends(tree, problems),

@@ -53,6 +53,10 @@ ASSUMED: dict[str, Any] = {
 }
 # Module-level values computed at import from the environment, with their value when it is unset.
 ASSUMED_VALUES: dict[str, Any] = {"VLLM_BATCH_INVARIANT": False}
+# Module-level registries the wheel declares empty and only out-of-tree plugins fill (v0.34's
+# `_KV_CACHE_DTYPE_HANDLERS`, config/cache.py: filled by `@register_kv_cache_dtype`, which no
+# module of the wheel applies): read as empty, so `.get(key)` is None on vLLM's own image.
+EMPTY_REGISTRIES = frozenset({"_KV_CACHE_DTYPE_HANDLERS"})
 # Calls that stand for a value the registry models as an input of its own.
 INPUT_CALLS = {"get_flash_attn_version": "fa_version"}
 # torch dtype spellings -> the names the registry uses
@@ -63,7 +67,9 @@ ALLOWED_NODES = (
     ast.Load, ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Attribute, ast.Call, ast.BinOp, ast.Mod,
     ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.IfExp, ast.Starred,
 )
-ALLOWED_METHODS = {"startswith", "endswith"}
+ALLOWED_METHODS = {"startswith", "endswith", "upper"}
+# Inputs that are strings wherever a check reads them past its `is None` guard (`--kv-cache-dtype`).
+STRING_INPUTS = frozenset({"kv_cache_dtype"})
 ALLOWED_ATTRIBUTES = {"major", "minor"}
 
 
@@ -136,6 +142,8 @@ class Folder(BodyFolder):
             value, index = simplify(self.expr(node.value, scope)), simplify(self.expr(node.slice, scope))
             if isinstance(index, ast.Constant) and isinstance(index.value, int):
                 return item(value, index.value)
+            if isinstance(value, Ref) and value.symbol.kind == "class" and value.symbol.name in self.enum_names:
+                return index  # `Mode[name]`: the member named so (members fold to their names)
             raise Unfoldable("subscript")
         if isinstance(node, ast.JoinedStr):
             parts = [self.expr(v.value, scope) if isinstance(v, ast.FormattedValue) else v for v in node.values]
@@ -168,6 +176,9 @@ class Folder(BodyFolder):
             if name in ASSUMED_VALUES:
                 self.assumed_used.add(name)
                 return ast.Constant(ASSUMED_VALUES[name])
+            if name in EMPTY_REGISTRIES and isinstance(found.node, ast.Dict) and not found.node.keys:
+                self.assumed_used.add(name)
+                return ast.Dict([], [])
             raise Unfoldable(f"module value {name}")
         return Ref(found)
 
@@ -259,6 +270,8 @@ class Folder(BodyFolder):
                 return ast.Call(ast.Attribute(owner, func.attr, ast.Load()), args, [])
             if isinstance(owner, ast.Name) and owner.id == "device_capability" and func.attr == "to_int":
                 return to_int(owner)
+            if isinstance(owner, ast.Dict) and not owner.keys and func.attr == "get":  # an EMPTY_REGISTRIES one
+                return args[1] if len(args) > 1 else ast.Constant(None)
             callee = self._attribute(owner, func.attr)
         else:
             callee = self.expr(func, scope)
@@ -266,6 +279,10 @@ class Folder(BodyFolder):
             return ast.Tuple(args, ast.Load())
         if isinstance(callee, Ref) and callee.symbol.kind == "function":
             return self.call(callee.symbol, args, kwargs, callee.bound or scope.bound)
+        if isinstance(callee, ast.Name) and callee.id == "isinstance" and len(args) == 2 \
+                and isinstance(args[0], ast.Name) and args[0].id in STRING_INPUTS \
+                and isinstance(args[1], ast.Name) and args[1].id == "str":
+            return ast.Constant(True)
         if isinstance(callee, ast.Name) and callee.id in ("len", "isinstance", "getattr", "hasattr"):
             raise Unfoldable(f"{callee.id}()")
         raise Unfoldable(f"call {ast.unparse(node)[:60]}")

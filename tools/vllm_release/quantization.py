@@ -12,8 +12,8 @@ Paths inside the wheel:
 - `from_config` / `__init__` / `create_weights` of each class's module: which config.json keys
   give the bits and group size, the pack factor, and each weight parameter's storage dtype (for
   sizing quantized checkpoints; the capacity planner reads it);
-- `quantization/fp8.py` `Fp8MoEMethod.create_weights`: the block-size divisibility of each rank's
-  share of an MoE expert.
+- what the layers need of the GPU and of the tensor-parallel split (compressed-tensors schemes,
+  FP8 block shapes of linear layers and MoE experts): quantization_layers.py.
 """
 
 from __future__ import annotations
@@ -23,12 +23,17 @@ from typing import Any
 
 from tools.vllm_release.fold_ast import Unfoldable
 from tools.vllm_release.predicates import Folder
-from tools.vllm_release.source_tree import SourceTree, Symbol, class_method, literal_str, message_template
+from tools.vllm_release.quantization_layers import (
+    compressed_tensors_schemes,
+    fp8_linear_block_checks,
+    fp8_moe_block_checks,
+    min_capability,
+)
+from tools.vllm_release.source_tree import SourceTree, Symbol, class_method, literal_str
 from tools.vllm_release.type_hints import HintReader, KwargsRules
 
 QUANTIZATION_INIT = "vllm/model_executor/layers/quantization/__init__.py"
 MARLIN_UTILS = "vllm/model_executor/layers/quantization/utils/marlin_utils.py"
-FP8 = "vllm/model_executor/layers/quantization/fp8.py"
 MODEL_CONFIG = ("vllm/config/model.py", "vllm/config/__init__.py")
 CUDA_PLATFORM = ("vllm/platforms/cuda.py", ("NvmlCudaPlatform", "CudaPlatformBase"))
 _PARAMETER_CALL = "Parameter"  # torch.nn.Parameter, PackedvLLMParameter, ModelWeightParameter ...
@@ -52,7 +57,7 @@ def extract_quantization(tree: SourceTree, problems: list[str]) -> dict[str, Any
         cls = classes.get(name)
         min_cc, source = (None, None)
         if cls is not None and isinstance(cls.node, ast.ClassDef):
-            min_cc, source = _min_capability(tree, cls)
+            min_cc, source = min_capability(tree, cls)
         if min_cc is None:
             problems.append(f"quantization: {name} minimum capability not statically readable")
         methods[name] = {
@@ -67,7 +72,9 @@ def extract_quantization(tree: SourceTree, problems: list[str]) -> dict[str, Any
     if not methods:
         problems.append("quantization: QuantizationMethods not found")
     return {"source": QUANTIZATION_INIT, "methods": methods, "override_order": _override_order(tree, problems),
-            "marlin": _marlin(tree, problems), "fp8_moe_block_checks": _fp8_moe_checks(tree, problems)}
+            "marlin": _marlin(tree, problems), "fp8_moe_block_checks": fp8_moe_block_checks(tree, problems),
+            "fp8_linear_block_checks": fp8_linear_block_checks(tree, problems),
+            "compressed_tensors_schemes": compressed_tensors_schemes(tree, problems)}
 
 
 def _folder(tree: SourceTree) -> Folder:
@@ -107,22 +114,6 @@ def _method_classes(tree: SourceTree) -> dict[str, Symbol]:
         if found is not None and found.kind == "class":
             classes[name] = found
     return classes
-
-
-def _min_capability(tree: SourceTree, cls: Symbol) -> tuple[int | None, str | None]:
-    assert isinstance(cls.node, ast.ClassDef)
-    for owner in tree.mro(cls.path, cls.node):
-        assert isinstance(owner.node, ast.ClassDef)
-        method = class_method(owner.node, "get_min_capability")
-        if method is None:
-            continue
-        returns = [n for n in ast.walk(method) if isinstance(n, ast.Return)]
-        if len(returns) == 1 and isinstance(returns[0].value, ast.Constant):
-            value = returns[0].value.value
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value, owner.path
-        return None, owner.path
-    return None, None
 
 
 def _act_dtypes(folder: Folder, cls: Symbol, name: str, problems: list[str]) -> str | None:
@@ -196,29 +187,6 @@ def _int(node: ast.expr) -> int | None:
             and isinstance(node.operand.value, int)):
         return -node.operand.value
     return int(node.value) if isinstance(node, ast.Constant) and isinstance(node.value, int) else None
-
-
-def _fp8_moe_checks(tree: SourceTree, problems: list[str]) -> list[dict[str, str]] | None:
-    """The `raise ValueError` conditions `Fp8MoEMethod.create_weights` checks on a block-quantized
-    checkpoint, over `intermediate_size_per_partition`, `block_n`, `block_k` and `tp_size`."""
-    cls = tree.resolve(FP8, "Fp8MoEMethod") if tree.has(FP8) else None
-    method = class_method(cls.node, "create_weights") if cls and isinstance(cls.node, ast.ClassDef) else None
-    if method is None:
-        problems.append("quantization: Fp8MoEMethod.create_weights not found")
-        return None
-    checks = []
-    for node in ast.walk(method):
-        if not isinstance(node, ast.If):
-            continue
-        raised = next((s for s in node.body if isinstance(s, ast.Raise)), None)
-        names = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
-        if raised is not None and names <= {"intermediate_size_per_partition", "block_n", "block_k", "tp_size"}:
-            message = raised.exc.args[0] if isinstance(raised.exc, ast.Call) and raised.exc.args else None
-            checks.append({"when": ast.unparse(node.test),
-                           "message": message_template(message) if message is not None else ""})
-    if not checks:
-        problems.append("quantization: FP8 MoE block checks not found")
-    return checks
 
 
 # -- how a method packs weights (for sizing quantized checkpoints) ---------------------------------

@@ -61,3 +61,18 @@ def _registrations(module: ast.Module, manager: str) -> list[str]:
             if isinstance(table, ast.Dict):
                 found += [s for s in map(literal_str, table.keys) if s]
     return found
+
+
+MODEL_LOADER = "vllm/model_executor/model_loader/__init__.py"
+
+
+def extract_load_formats(tree: SourceTree, problems: list[str]) -> dict[str, object] | None:
+    """`--load-format` values the release has a model loader for (`_LOAD_FORMAT_TO_MODEL_LOADER`):
+    the flag takes any string (a plugin may register a loader), and `get_model_loader` raises
+    "Load format `...` is not supported" for any other, as the workers start."""
+    found = tree.resolve(MODEL_LOADER, "_LOAD_FORMAT_TO_MODEL_LOADER") if tree.has(MODEL_LOADER) else None
+    if found is None or not isinstance(found.node, ast.Dict):
+        problems.append("load_formats: _LOAD_FORMAT_TO_MODEL_LOADER not found")
+        return None
+    names = sorted(s for s in map(literal_str, found.node.keys) if s)
+    return {"names": names, "source": f"{MODEL_LOADER} get_model_loader"}

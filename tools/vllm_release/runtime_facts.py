@@ -78,11 +78,25 @@ def _scan(node: ast.AST, path: str, hidden: bool, names: dict[str, list[str]],
 
 
 def _string_assignments(func: ast.AST) -> dict[str, list[str]]:
+    """Names bound to string constants in a function: assigned (`name = "vllm:..."`), or unpacked
+    by a loop over a table of tuples (`for name, doc in counter_specs`, spec decode's counters)."""
     found: dict[str, list[str]] = {}
+    tables: dict[str, list[ast.expr]] = {}
     for node in ast.walk(func):
-        if isinstance(node, ast.Assign) and (s := literal_str(node.value)) is not None:
-            for target in node.targets:
-                if isinstance(target, ast.Name):
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in (t for t in node.targets if isinstance(t, ast.Name)):
+            if (s := literal_str(node.value)) is not None:
+                found.setdefault(target.id, []).append(s)
+            elif isinstance(node.value, ast.List | ast.Tuple):
+                tables.setdefault(target.id, []).extend(node.value.elts)
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.For | ast.comprehension) and isinstance(node.target, ast.Tuple)
+                and isinstance(node.iter, ast.Name) and node.iter.id in tables):
+            continue
+        for row in (r for r in tables[node.iter.id] if isinstance(r, ast.Tuple)):
+            for target, cell in zip(node.target.elts, row.elts, strict=False):
+                if isinstance(target, ast.Name) and (s := literal_str(cell)) is not None:
                     found.setdefault(target.id, []).append(s)
     return found
 

@@ -8,7 +8,9 @@ can be run for (paths inside the wheel).
   made from, each rewritten to its MTP variant, and the config key giving its layer count
   (`n_predict`): a model type absent here has no MTP draft ("Unsupported speculative method");
 - `v1/spec_decode/` proposers: whether a separate draft model refuses a multimodal target
-  (`_raise_if_multimodal`, NotImplementedError) or only warns.
+  (`_raise_if_multimodal`, NotImplementedError) or only warns;
+- `SpeculativeConfig._verify_args`: the target models eagle3 can draft for (aux hidden states);
+- `config/vllm.py` `VllmConfig.__post_init__`: the methods `--async-scheduling` accepts.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from tools.vllm_release.source_tree import SourceTree, literal_str
+from tools.vllm_release.source_tree import SourceTree, class_method, literal_str
 from tools.vllm_release.type_hints import HintReader, KwargsRules
 
 SPECULATIVE_FILES = ["vllm/config/speculative.py", "vllm/config/__init__.py"]
@@ -80,7 +82,9 @@ def _speculative(tree: SourceTree, path: str, cls: ast.ClassDef, problems: list[
     if not methods:
         problems.append("speculative: method Literal not readable")
     return {"source": path, "methods": records, "mtp_rewrites": _mtp_rewrites(cls, problems),
-            "draft_model": _draft_model_gate(tree, cls)}
+            "draft_model": _draft_model_gate(tree, cls),
+            "aux_hidden_states": _aux_hidden_states(path, cls, tree, reader, problems),
+            "async_scheduling": _async_scheduling(tree, reader, problems)}
 
 
 def _is_self_attr(node: ast.expr, attr: str) -> bool:
@@ -226,3 +230,59 @@ def _draft_model_gate(tree: SourceTree, cls: ast.ClassDef) -> dict[str, Any]:
                 refuses, source = True, f"{path} {func.name}"
     return {"methods": methods, "refuses_multimodal_target": refuses, "source": source,
             "text_only_flag": "--language-model-only"}
+
+
+# -- what a method asks of the target model and of the other flags ---------------------------------
+
+VLLM_CONFIG = "vllm/config/vllm.py"
+
+
+def _aux_hidden_states(path: str, cls: ast.ClassDef, tree: SourceTree, reader: HintReader,
+                       problems: list[str]) -> dict[str, Any] | None:
+    """`_verify_args`: the methods drafting from the target's auxiliary hidden states (eagle3,
+    extract_hidden_states) and the model types whose text model can give them, matched as
+    substrings of the target's text `model_type`. None: the release has no such check."""
+    for func in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
+        lists = {t.id: [s for s in map(literal_str, stmt.value.elts) if s] for stmt in ast.walk(func)
+                 if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.List | ast.Tuple)
+                 for t in stmt.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(func):
+            if not (isinstance(node, ast.If) and any(isinstance(s, ast.Raise) for s in node.body)):
+                continue
+            listed = next((g.iter.id for g in ast.walk(node.test) if isinstance(g, ast.comprehension)
+                           and isinstance(g.iter, ast.Name) and g.iter.id in lists), None)
+            methods = _tested_methods(tree, reader, path, node.test)
+            if listed is not None and methods and "model_type" in ast.unparse(node.test):
+                return {"methods": sorted(set(methods)), "model_types": lists[listed],
+                        "source": f"{path} SpeculativeConfig.{func.name}"}
+    if tree.contains(path, "aux_hidden_states_supported"):
+        problems.append("speculative: the target models of eagle3 (aux hidden states) not statically readable")
+    return None
+
+
+def _async_scheduling(tree: SourceTree, reader: HintReader, problems: list[str]) -> dict[str, Any] | None:
+    """`VllmConfig.__post_init__`: with `--async-scheduling` given, the speculative methods it
+    accepts (any other raises "Currently, async scheduling is only supported with EAGLE/MTP...").
+    None: the release refuses no method there."""
+    found = tree.resolve(VLLM_CONFIG, "VllmConfig") if tree.has(VLLM_CONFIG) else None
+    init = class_method(found.node, "__post_init__") if found and isinstance(found.node, ast.ClassDef) else None
+    for node in ast.walk(init) if init is not None else []:
+        if not (isinstance(node, ast.If) and ast.unparse(node.test) == "self.scheduler_config.async_scheduling"):
+            continue
+        for inner in ast.walk(node):
+            if not (isinstance(inner, ast.If) and any(isinstance(s, ast.Raise) for s in inner.body)
+                    and "speculative_config.method" in ast.unparse(inner.test)):
+                continue
+            methods: list[str] = []
+            for cmp in (n for n in ast.walk(inner.test) if isinstance(n, ast.Compare)):
+                right = cmp.comparators[0]
+                if isinstance(cmp.ops[0], ast.NotEq) and (s := literal_str(right)) is not None:
+                    methods.append(s)
+                elif isinstance(cmp.ops[0], ast.NotIn) and isinstance(right, ast.Call) and right.args:
+                    methods += [str(v) for hint in reader.hints(VLLM_CONFIG, right.args[0]) for v in hint.values]
+            if not methods:
+                problems.append("speculative: the methods async scheduling takes not statically readable")
+                return None
+            return {"methods": sorted(set(methods)), "flag": "--async-scheduling",
+                    "source": f"{VLLM_CONFIG} VllmConfig.__post_init__"}
+    return None

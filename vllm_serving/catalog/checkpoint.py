@@ -85,6 +85,20 @@ class _Mla(Protocol):
     def q_lora_rank(self) -> int | None: ...
 
 
+class _Scheme(Protocol):
+    @property
+    def weights_type(self) -> str: ...
+    @property
+    def weights_bits(self) -> int: ...
+
+
+class _Quantization(Protocol):
+    @property
+    def bits(self) -> int | None: ...
+    @property
+    def schemes(self) -> tuple[_Scheme, ...]: ...
+
+
 class ModelFacts(Protocol):
     """The config.json facts the inventory reads (catalog.models.ModelArchitecture has them)."""
 
@@ -94,6 +108,8 @@ class ModelFacts(Protocol):
     def weights_dtype(self) -> str: ...
     @property
     def quantization(self) -> str | None: ...
+    @property
+    def quantization_config(self) -> _Quantization | None: ...
     @property
     def num_hidden_layers(self) -> int: ...
     @property
@@ -142,6 +158,23 @@ def method_of(quantization: str | None) -> dict[str, Any] | None:
     name = table["aliases"].get(quantization.lower(), quantization.lower())
     method: dict[str, Any] | None = table["methods"].get(name)
     return method
+
+
+def packing_of(model: ModelFacts) -> dict[str, Any] | None:
+    """The packing a checkpoint loads with: its method's, or for a method that names no bit width
+    (compressed-tensors, bitsandbytes) the one its config groups or load_in_*bit select."""
+    if model.quantization is None:
+        return None
+    table = packing()
+    variants: dict[str, str] = table["by_bits"].get(model.quantization.lower(), {})
+    config = model.quantization_config
+    if variants and config is not None:
+        keys = [f"{s.weights_type}{s.weights_bits}" for s in config.schemes] or \
+            ([str(config.bits)] if config.bits is not None else [])
+        found: list[dict[str, Any]] = [table["methods"][variants[k]] for k in keys if k in variants]
+        if found:
+            return max(found, key=lambda m: float(m["bytes_per_element"]))
+    return method_of(model.quantization)
 
 
 def _attention(model: ModelFacts) -> dict[TensorKind, int]:
@@ -231,7 +264,7 @@ def bytes_per_element(model: ModelFacts, kind: TensorKind) -> float:
     """A `kind` element as stored: the method's packed bytes if it quantizes the kind, else the
     checkpoint dtype."""
     plain = float(DTYPE_BYTES.get(model.weights_dtype, 2))
-    method = method_of(model.quantization)
+    method = packing_of(model)
     if method is None or kind not in method["quantized"]:
         return plain
     kept = packing()["kept_16bit_by_model_type"].get(model.model_type, ())

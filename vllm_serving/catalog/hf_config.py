@@ -285,6 +285,7 @@ def parse_hf_config(config: Mapping[str, Any], source: str = "config.json") -> M
             vision_params_billion=round(vision_params(top, hidden), 3),
             rope_scaling=rope_scalings(text),
             quantization_config=checkpoint_quantization(quant_config) if quant else None,
+            text_model_type=str(text["model_type"]) if text.get("model_type") not in (None, model_type) else None,
         )
     except KeyError as exc:
         raise _fail(source, f"has no '{exc.args[0]}' (looked in text_config, then the top level)", _FIX) from None

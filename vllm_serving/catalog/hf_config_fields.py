@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vllm_serving.catalog.models import CheckpointQuantization, RopeScaling
+from vllm_serving.catalog.checkpoint_config import CheckpointQuantization, QuantScheme, RopeScaling
 
 
 def vision_params(top: Mapping[str, Any], text_hidden: int) -> float:
@@ -68,7 +68,9 @@ def checkpoint_quantization(config: Mapping[str, Any]) -> CheckpointQuantization
     `GPTQMarlinConfig`: sym, desc_act; `Fp8Config`: weight_block_size)."""
     if not isinstance(config, Mapping):
         return None
-    bits = config.get("bits", config.get("w_bit"))
+    # bitsandbytes states its width as load_in_4bit / load_in_8bit (BitsAndBytesConfig.from_config)
+    bnb = 4 if config.get("load_in_4bit") else 8 if config.get("load_in_8bit") else None
+    bits = config.get("bits", config.get("w_bit", bnb))
     group = config.get("group_size", config.get("q_group_size"))
     block = config.get("weight_block_size")
     facts = CheckpointQuantization(
@@ -76,5 +78,27 @@ def checkpoint_quantization(config: Mapping[str, Any]) -> CheckpointQuantization
         zero_point=bool(config["zero_point"]) if isinstance(config.get("zero_point"), bool) else None,
         symmetric=bool(config["sym"]) if isinstance(config.get("sym"), bool) else None,
         desc_act=bool(config["desc_act"]) if isinstance(config.get("desc_act"), bool) else None,
-        weight_block_size=(int(block[0]), int(block[1])) if isinstance(block, list) and len(block) == 2 else None)
+        weight_block_size=(int(block[0]), int(block[1])) if isinstance(block, list) and len(block) == 2 else None,
+        schemes=_schemes(config.get("config_groups")) if config.get("quant_method") == "compressed-tensors" else ())
     return facts if facts != CheckpointQuantization() else None
+
+
+def _schemes(groups: object) -> tuple[QuantScheme, ...]:
+    """compressed-tensors `config_groups`: each group's weight and input-activation type and bits
+    (what `CompressedTensorsConfig._get_scheme_from_parts` picks a scheme by)."""
+    if not isinstance(groups, Mapping):
+        return ()
+    found = []
+    for group in groups.values():
+        weights = group.get("weights") if isinstance(group, Mapping) else None
+        if not isinstance(weights, Mapping) or weights.get("type") not in ("int", "float") \
+                or not isinstance(weights.get("num_bits"), int):
+            continue
+        acts = group.get("input_activations")
+        acts = acts if isinstance(acts, Mapping) and acts.get("type") in ("int", "float") else None
+        found.append(QuantScheme(
+            weights_type=weights["type"], weights_bits=weights["num_bits"],
+            activations_type=acts["type"] if acts else None,
+            activations_bits=acts.get("num_bits") if acts and isinstance(acts.get("num_bits"), int) else None,
+            group_size=weights.get("group_size") if isinstance(weights.get("group_size"), int) else None))
+    return tuple(found)

@@ -14,23 +14,16 @@ import json
 from importlib import resources
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, model_validator
 
 from vllm_serving.catalog.checkpoint import checkpoint_bytes
+from vllm_serving.catalog.checkpoint_config import CatalogFacts as _Facts
+from vllm_serving.catalog.checkpoint_config import CheckpointQuantization, QuantScheme, RopeScaling
 from vllm_serving.catalog.names import Lookup, compact, lookup, tokens
 from vllm_serving.catalog.vision import VisionEncoder
 
 WeightDtype = Literal["bfloat16", "float16", "float32"]
-
-
-class _Facts(BaseModel):
-    model_config = ConfigDict(
-        frozen=True,
-        extra="forbid",
-        alias_generator=to_camel,
-        populate_by_name=True,
-    )
+__all__ = ["CheckpointQuantization", "QuantScheme", "RopeScaling"]
 
 
 class LinearAttention(_Facts):
@@ -94,35 +87,6 @@ class MixtureOfExperts(_Facts):
     the routed width); unset: no shared expert weights beyond `sharedExperts` x the routed width."""
     dense_layers: int = Field(default=0, ge=0)
     """Leading layers with a dense MLP instead of experts (`first_k_dense_replace`, `mlp_only_layers`)."""
-
-
-class RopeScaling(_Facts):
-    """A RoPE scaling that changes the longest context vLLM derives (config.json `rope_scaling`,
-    or `rope_parameters` in newer transformers; `type` read as `rope_type`)."""
-
-    rope_type: str = Field(min_length=1)
-    """`yarn`, `linear`, `dynamic`, `llama3`, `longrope` ..."""
-    factor: float | None = Field(default=None, gt=0)
-    """How much the trained context is stretched."""
-    original_max_position_embeddings: int | None = Field(default=None, ge=1)
-    """The context the model was trained for before scaling (what YaRN multiplies)."""
-
-
-class CheckpointQuantization(_Facts):
-    """What a quantized checkpoint's `quantization_config` says beyond its method."""
-
-    bits: int | None = Field(default=None, ge=1)
-    """Weight bits (`bits`, `w_bit`)."""
-    group_size: int | None = None
-    """Weights sharing one scale (`group_size`, `q_group_size`); -1 for per-channel."""
-    zero_point: bool | None = None
-    """AWQ-style zero points (`zero_point`)."""
-    symmetric: bool | None = None
-    """GPTQ's symmetric quantization (`sym`)."""
-    desc_act: bool | None = None
-    """GPTQ's activation-order reordering (`desc_act`)."""
-    weight_block_size: tuple[int, int] | None = None
-    """FP8 block quantization's [block_n, block_k] (`weight_block_size`)."""
 
 
 class ModelArchitecture(_Facts):
@@ -199,6 +163,9 @@ class ModelArchitecture(_Facts):
     vision: VisionEncoder | None = None
     """The vision encoder's shape and its processor's limits, where known: vLLM encodes dummy
     images with it before sizing the KV cache (planner/encoder_profile.py)."""
+    text_model_type: str | None = None
+    """The language model's own `model_type` where config.json nests it under `text_config` and it
+    differs (`gemma3_text` in a `gemma3` checkpoint): what vLLM's `hf_text_config` checks read."""
     min_vllm_version: str | None = None
     """First vLLM release that runs this architecture."""
 
@@ -225,6 +192,10 @@ class ModelArchitecture(_Facts):
         if self.weights_gib is not None:
             return self.weights_gib
         return checkpoint_bytes(self).loaded_total() / 2**30
+
+    @property
+    def language_model_type(self) -> str:
+        return self.text_model_type or self.model_type
 
     @property
     def is_fp8(self) -> bool:

@@ -4,7 +4,7 @@ The generator (`tools/vllm_release/predicates.py`) folds vLLM's own checks into 
 over a few named inputs - `not head_size in [64, 128, 256]`, `has_sink and device_capability <
 (9, 0)`, `max_num_partial_prefills != 1`. They are evaluated here on the AST with a whitelist
 (constants, names, comparisons, boolean and arithmetic operators, conditional expressions,
-`str.startswith`/`endswith`, `.major`/`.minor` of a compute capability): nothing is `eval`ed,
+`str.startswith`/`endswith`/`upper`, `.major`/`.minor` of a compute capability): nothing is `eval`ed,
 and a name the caller does not supply raises `MissingInput`.
 """
 
@@ -41,7 +41,7 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Mod: operator.mod,
     ast.FloorDiv: operator.floordiv,
 }
-_METHODS = frozenset({"startswith", "endswith"})
+_METHODS = frozenset({"startswith", "endswith", "upper"})
 _ATTRIBUTES = frozenset({"major", "minor"})
 
 

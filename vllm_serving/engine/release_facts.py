@@ -83,6 +83,14 @@ class SpeculativeFacts:
     draft_model_methods: frozenset[str]
     draft_model_refuses_multimodal: bool
     draft_model_source: str | None
+    aux_hidden_states_methods: frozenset[str] = frozenset()
+    """Methods drafting from the target's auxiliary hidden states (eagle3)..."""
+    aux_hidden_states_model_types: tuple[str, ...] = ()
+    """... for targets whose text model_type contains one of these."""
+    aux_hidden_states_source: str | None = None
+    async_scheduling_methods: frozenset[str] | None = None
+    """The methods `--async-scheduling` takes (None: the release refuses none)."""
+    async_scheduling_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +104,11 @@ class QuantizationFacts:
     marlin_group_sizes: tuple[int, ...] | None
     fp8_moe_checks: tuple[tuple[str, str], ...] | None
     """(condition over intermediate_size_per_partition, block_n, block_k, tp_size; message)."""
+    fp8_linear_row: tuple[tuple[str, str], ...] | None = None
+    """`validate_fp8_block_shape` on a row-parallel layer: (condition over tp_size, input_size,
+    input_size_per_partition, block_k; message)."""
+    scheme_min_capability: Mapping[str, int] | None = None
+    """Compressed-tensors scheme class -> its minimum compute capability (75 = CC 7.5)."""
 
 
 @dataclass(frozen=True)
@@ -174,12 +187,19 @@ def speculative(release: VllmRelease) -> SpeculativeFacts:
     found = _section(release, "speculative")
     rewrites = found.get("mtp_rewrites")
     draft = found.get("draft_model") or {}
+    aux = found.get("aux_hidden_states") or {}
+    asyncs = found.get("async_scheduling")
     return SpeculativeFacts(
         by_model_type={k: _rewrite(v) for k, v in rewrites["model_types"].items()} if rewrites else None,
         by_architecture={k: _rewrite(v) for k, v in (rewrites or {}).get("architectures", {}).items()},
         draft_model_methods=frozenset(draft.get("methods") or ()),
         draft_model_refuses_multimodal=bool(draft.get("refuses_multimodal_target")),
         draft_model_source=draft.get("source"),
+        aux_hidden_states_methods=frozenset(aux.get("methods") or ()),
+        aux_hidden_states_model_types=tuple(aux.get("model_types") or ()),
+        aux_hidden_states_source=aux.get("source"),
+        async_scheduling_methods=frozenset(asyncs["methods"]) if asyncs else None,
+        async_scheduling_source=asyncs.get("source") if asyncs else None,
     )
 
 
@@ -189,6 +209,8 @@ def quantization(release: VllmRelease) -> QuantizationFacts:
     marlin = found.get("marlin") or {}
     checks = found.get("fp8_moe_block_checks")
     order = found.get("override_order")
+    linear = found.get("fp8_linear_block_checks")
+    schemes = found.get("compressed_tensors_schemes")
     return QuantizationFacts(
         act_dtypes={n: m.get("act_dtypes") for n, m in (found.get("methods") or {}).items()},
         type_map={n: tuple(tuple(k) if isinstance(k, list) else k for k in m["type_map"])
@@ -197,7 +219,20 @@ def quantization(release: VllmRelease) -> QuantizationFacts:
         marlin_min_capability=marlin.get("min_capability"),
         marlin_group_sizes=tuple(marlin["group_sizes"]) if marlin.get("group_sizes") else None,
         fp8_moe_checks=tuple((c["when"], c["message"]) for c in checks) if checks else None,
+        fp8_linear_row=_checks(linear.get("row")) if linear else None,
+        scheme_min_capability=schemes.get("min_capability") if schemes else None,
     )
+
+
+def _checks(found: Any) -> tuple[tuple[str, str], ...] | None:
+    return tuple((c["when"], c["message"]) for c in found) if found else None
+
+
+@cache
+def load_formats(release: VllmRelease) -> tuple[frozenset[str], str] | None:
+    """`--load-format` values the release has a loader for, and where they are listed."""
+    found = _section(release, "load_formats")
+    return (frozenset(found["names"]), found["source"]) if found.get("names") else None
 
 
 @cache

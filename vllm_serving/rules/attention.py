@@ -7,7 +7,9 @@ brings counts: attention sinks (gpt-oss) need FlashAttention 3 (9.x) or FlashInf
 (10.x) and otherwise leave Triton; multimodal-prefix attention (Gemma 3) only Triton and Flex
 take; float32 only Triton and Flex. An FP8 cache is then checked against the backend actually
 chosen: Triton stores every fp8* spelling as float8_e4m3fn, which Triton compiles only from CC 8.9.
-MLA models are model_sizing.py's; the CPU target has its own backend.
+An MLA model's backend is model_sizing.py's; only whether it reads the FP8 cache is judged here
+(the MLA layer views the cache as float8_e4m3fn, which TRITON_MLA reads through Triton). The CPU
+target has its own backend.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ class Layer:
     verdict: Verdict | None
     failure: str | None  # why the chosen backend cannot read the KV cache at run time
 
+    @property
+    def mla(self) -> bool:
+        """An MLA layer: only its KV cache is judged here (the backend itself: model_sizing.py)."""
+        return self.query.use_mla
+
 
 _LAYERS: WeakKeyDictionary[Context, list[Layer]] = WeakKeyDictionary()
 
@@ -69,19 +76,19 @@ def _flag_env(ctx: Context, name: str) -> bool:
 
 
 def layers(ctx: Context) -> list[Layer]:
-    """Per kind of attention layer, the release's verdict (empty: not a GPU target, or MLA)."""
+    """Per kind of attention layer, the release's verdict (empty: not a GPU target)."""
     found = _LAYERS.get(ctx)
     if found is not None:
         return found
     found = []
     use_mla = ctx.model.mla is not None and not mla_disabled_env(ctx.engine.env)
-    if ctx.settings.hardware.uses_gpus and not use_mla:
+    if ctx.settings.hardware.uses_gpus:
         base = query_for(ctx.release, ctx.model, ctx.gpu, ctx.compute_dtype, ctx.engine.kv_cache_dtype,
-                         use_mla=False, block_size=_block_size(ctx),
+                         use_mla=use_mla, block_size=_block_size(ctx),
                          text_only=ctx.extra_switch(LANGUAGE_ONLY) is True,
                          batch_invariant=_flag_env(ctx, BATCH_INVARIANT_ENV), tp=ctx.tp)
         seen: set[tuple[object, ...]] = set()
-        for query in layer_queries(base, ctx.model):
+        for query in ([base] if use_mla else layer_queries(base, ctx.model)):
             verdict = select(ctx.release, query, forced(ctx))
             chosen = verdict.backend if verdict is not None else None
             failure = kv_read_failure(ctx.release, chosen, query) if chosen else None
@@ -115,7 +122,7 @@ def _forced_invalid(ctx: Context) -> list[Facts] | None:
     hits: list[Facts] = [{**_where(ctx), "backend": layer.verdict.backend, "reasons": "; ".join(layer.verdict.reasons),
              "able": _able(ctx, layer)}
             for layer in layers(ctx) if layer.verdict and layer.verdict.forced and layer.verdict.reasons
-            and not (ctx.fp8_kv and _kv_only(layer.verdict.reasons))]
+            and not layer.mla and not (ctx.fp8_kv and _kv_only(layer.verdict.reasons))]
     return hits[:1] or None
 
 
@@ -125,7 +132,7 @@ def _forced_kv(ctx: Context) -> list[Facts] | None:
         if verdict is None or not verdict.forced or not ctx.fp8_kv:
             continue
         why = layer.failure if not verdict.reasons else (
-            f"its validate_configuration says {KV_REASON}" if _kv_only(verdict.reasons) else None)
+            f"its validate_configuration says {KV_REASON}" if _kv_only(verdict.reasons) and not layer.mla else None)
         if why:
             return [{**_where(ctx), "backend": verdict.backend, "kv": ctx.engine.kv_cache_dtype, "why": why,
                      "able": _able(ctx, layer)}]
@@ -142,7 +149,8 @@ def _auto_kv(ctx: Context) -> list[Facts] | None:
             return [{**_where(ctx), "kv": ctx.engine.kv_cache_dtype,
                      "why": f"auto-selection picks {verdict.backend}, and {layer.failure}",
                      "able": _able(ctx, layer)}]
-        if verdict.backend is None and verdict.tried and all(KV_REASON in r for r in verdict.tried.values()):
+        if verdict.backend is None and verdict.tried and not layer.mla \
+                and all(KV_REASON in r for r in verdict.tried.values()):
             return [{**_where(ctx), "kv": ctx.engine.kv_cache_dtype, "why": "no backend of the release accepts it",
                      "able": _able(ctx, layer)}]
     return None
@@ -151,7 +159,8 @@ def _auto_kv(ctx: Context) -> list[Facts] | None:
 def _no_backend(ctx: Context) -> list[Facts] | None:
     for layer in layers(ctx):
         verdict = layer.verdict
-        if verdict is None or verdict.forced or verdict.backend is not None or verdict.undecided or not verdict.tried:
+        if verdict is None or verdict.forced or verdict.backend is not None or verdict.undecided or not verdict.tried \
+                or layer.mla:
             continue
         if ctx.fp8_kv and all(KV_REASON in r for r in verdict.tried.values()):
             continue  # the FP8 cache is the cause: fp8-kv-cache-unsupported says so

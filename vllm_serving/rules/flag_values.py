@@ -158,6 +158,23 @@ def _gates(ctx: Context) -> list[Facts] | None:
     return hits or None
 
 
+LOAD_FORMAT = "--load-format"
+
+
+def _load_format(ctx: Context) -> list[Facts] | None:
+    """`--load-format` takes any string (a plugin may register a loader); `get_model_loader` refuses
+    one the release has no loader for (`LoadConfig` lower-cases it first)."""
+    known = release_facts.load_formats(ctx.release)
+    if known is None:
+        return None
+    names, source = known
+    hits: list[Facts] = [{"index": item.index, "flag": LOAD_FORMAT, "value": item.text, "version": ctx.release.tag,
+                          "valid": ", ".join(sorted(names)), "source": source}
+                         for item in given(ctx) if item.flag.name == LOAD_FORMAT and item.index is not None
+                         and item.text is not None and item.text.lower() not in names]
+    return hits or None
+
+
 EXPERT_PARALLEL = "--enable-expert-parallel"
 
 
@@ -189,6 +206,13 @@ RULES: tuple[Rule, ...] = (
              "vllm/engine/arg_utils.py EngineArgs._check_feature_supported; vllm/config/*.py __post_init__ and "
              "validators; vllm/entrypoints/openai/cli_args.py validate_parsed_serve_args (the gates' own sources "
              "are in the registry)", _gates),
+    ItemRule("extra-arg-load-format-unknown", Severity.ERROR, EXTRA_ARGS,
+             "vLLM {version} has no model loader for {flag} {value}",
+             "use one of {valid}, or remove the item (auto); a loader a plugin registers needs a waiver",
+             "--load-format names a loader the release has.",
+             "The workers exit as they start loading: \"Load format `...` is not supported\".",
+             "vllm/model_executor/model_loader/__init__.py get_model_loader (_LOAD_FORMAT_TO_MODEL_LOADER); "
+             "vllm/config/load.py LoadConfig", _load_format),
     ItemRule("extra-arg-expert-parallel-dense", Severity.ERROR, EXTRA_ARGS,
              "{flag} asks expert parallelism of {arch}, which has no experts",
              "remove it: a dense model is split with engine.tensorParallelSize / pipelineParallelSize",

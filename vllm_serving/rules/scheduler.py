@@ -91,6 +91,19 @@ def _align_chunked(ctx: Context) -> Facts | None:
     return {} if _align(ctx) and not ctx.chunked_prefill else None
 
 
+MAMBA_BLOCK = "--mamba-block-size"
+
+
+def _mamba_block_without_prefix_caching(ctx: Context) -> Facts | None:
+    """`VllmConfig.validate_mamba_block_size`: a --mamba-block-size (other than max_model_len)
+    only with prefix caching, which a stack turns off with enablePrefixCaching: false."""
+    values = [v for _, v in ctx.extra_values(MAMBA_BLOCK)]
+    if not values or not values[-1].strip().isdigit() or ctx.engine.enable_prefix_caching is not False:
+        return None
+    size = int(values[-1])
+    return {"size": size} if size != max_len(ctx) else None
+
+
 ALIGN_SRC = ("vllm/model_executor/models/config.py MambaModelConfig.verify_and_update_config and "
              "HybridAttentionMambaModelConfig.verify_and_update_config")
 
@@ -125,4 +138,12 @@ RULES: tuple[Rule, ...] = (
          "Hybrid model with prefix caching and --no-enable-chunked-prefill.",
          "vLLM fails an assertion at startup: \"Chunked prefill is required for mamba cache mode 'align'\".",
          ALIGN_SRC, _align_chunked),
+    Rule("mamba-block-size-needs-prefix-caching", Severity.ERROR, config_key("engine", "enablePrefixCaching"),
+         "--mamba-block-size {size} in engine.extraArgs takes effect only with prefix caching, which this stack "
+         "turns off",
+         "remove --mamba-block-size from engine.extraArgs, or set engine.enablePrefixCaching: true",
+         "--mamba-block-size with engine.enablePrefixCaching: false.",
+         "vLLM exits while building its config: \"--mamba-block-size can only be set with "
+         "--enable-prefix-caching\".",
+         "vllm/config/vllm.py VllmConfig.validate_mamba_block_size", _mamba_block_without_prefix_caching),
 )

@@ -149,6 +149,33 @@ def _draft_on_multimodal(ctx: Context) -> Facts | None:
     return {"method": spec.method, "arch": ctx.model.architecture, "version": ctx.release.tag}
 
 
+def _aux_target(ctx: Context) -> Facts | None:
+    """`_verify_args`: eagle3 drafts from the target's auxiliary hidden states, which only the text
+    models the release lists give (matched as substrings of the text config's model_type)."""
+    spec = ctx.engine.speculative_config
+    facts = release_facts.speculative(ctx.release)
+    if spec is None or _resolved(ctx) not in facts.aux_hidden_states_methods:
+        return None
+    text_type = ctx.model.language_model_type
+    if any(listed in text_type for listed in facts.aux_hidden_states_model_types):
+        return None
+    return {"method": spec.method, "type": text_type, "version": ctx.release.tag,
+            "listed": ", ".join(facts.aux_hidden_states_model_types)}
+
+
+ASYNC = "--async-scheduling"
+
+
+def _async_scheduling(ctx: Context) -> Facts | None:
+    """`VllmConfig.__post_init__`: --async-scheduling given, with a method it does not take."""
+    spec = ctx.engine.speculative_config
+    allowed = release_facts.speculative(ctx.release).async_scheduling_methods
+    method = _resolved(ctx)
+    if spec is None or allowed is None or method is None or method in allowed or ctx.extra_switch(ASYNC) is not True:
+        return None
+    return {"method": spec.method, "version": ctx.release.tag, "ok": ", ".join(sorted(allowed))}
+
+
 RULES: tuple[Rule, ...] = (
     Rule("speculative-method-unknown", Severity.ERROR, SPEC,
          "speculative method {method} is not one vLLM {version} accepts",
@@ -202,4 +229,19 @@ RULES: tuple[Rule, ...] = (
          "MultiModalRegistry.supports_multimodal_inputs; vllm/config/multimodal.py "
          "MultiModalConfig.get_limit_per_prompt",
          _draft_on_multimodal),
+    Rule("speculative-target-unsupported", Severity.ERROR, SPEC,
+         "speculative method {method} drafts from the target's auxiliary hidden states, which vLLM {version} "
+         "takes only from {listed} models, not from model type {type}",
+         "use method ngram, mtp (models with MTP layers) or draft_model, or serve a listed model",
+         "eagle3 (and extract_hidden_states) only on targets whose text model type the release lists.",
+         "vLLM exits while building the speculative config: \"eagle3 is only supported for [...] models\".",
+         "vllm/config/speculative.py SpeculativeConfig._verify_args (aux_hidden_states_supported)", _aux_target),
+    Rule("speculative-async-scheduling", Severity.ERROR, SPEC,
+         "--async-scheduling in engine.extraArgs does not take speculative method {method} in vLLM {version}",
+         "remove --async-scheduling (vLLM then turns it off for this method itself), or use one of: {ok}",
+         "--async-scheduling given explicitly with a speculative method it does not support (ngram, suffix, "
+         "medusa ...).",
+         "vLLM exits while building its config: \"Currently, async scheduling is only supported with "
+         "EAGLE/MTP/Draft Model/NGram GPU kind of speculative decoding\".",
+         "vllm/config/vllm.py VllmConfig.__post_init__", _async_scheduling),
 )

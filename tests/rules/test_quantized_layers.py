@@ -1,0 +1,48 @@
+"""quantized_layers.py at its boundaries (vLLM v0.19.1's registry): a compressed-tensors scheme
+against the GPU (`_get_scheme_from_parts`, each scheme's `get_min_capability`), and FP8 blocks
+against the tensor-parallel split of the row-parallel layers (`validate_fp8_block_shape`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.boundary import Boundary, check_boundary
+from vllm_serving.catalog.models import MODELS, CheckpointQuantization, QuantScheme
+from vllm_serving.findings import config_key
+
+QWEN3_8B = MODELS["Qwen3-8B"]
+# RedHatAI's *-FP8-dynamic (llm-compressor W8A8 FP8) and *-quantized.w4a16 config groups
+W8A8_FP8 = QuantScheme(weights_type="float", weights_bits=8, activations_type="float", activations_bits=8)
+W4A16 = QuantScheme(weights_type="int", weights_bits=4, group_size=128)
+# Qwen/Qwen3-4B-FP8: intermediate 9728, blocks of 128 x 128
+QWEN3_4B_FP8 = {"name": None, "architecture": MODELS["Qwen3-4B"].model_copy(update={
+    "quantization": "fp8", "quantization_config": CheckpointQuantization(weight_block_size=(128, 128))})}
+
+
+def compressed(*schemes: QuantScheme, gpu: str = "V100-32GB") -> dict[str, object]:
+    return {"model": {"name": None, "architecture": QWEN3_8B.model_copy(update={
+        "quantization": "compressed-tensors", "quantization_config": CheckpointQuantization(schemes=schemes)})},
+        "hardware": {"gpu": gpu}, "engine": {"dtype": "float16"}}
+
+
+def tp(size: int) -> dict[str, object]:
+    return {"model": QWEN3_4B_FP8, "hardware": {"count": 8}, "engine": {"tensor_parallel_size": size}}
+
+
+MODEL_KEY = config_key("model", "name")
+BOUNDARIES = [
+    Boundary("quantization-scheme-cc-too-low", "v100", compressed(W8A8_FP8), compressed(W8A8_FP8, gpu="T4"),
+             "W8A8 FP8 (weight-only W8A16 below 8.9): V100 (7.0) -> T4 (7.5)", key=MODEL_KEY, says=("7.5",)),
+    Boundary("quantization-scheme-cc-too-low", "v100", compressed(W4A16), compressed(W4A16, gpu="T4"),
+             "W4A16 int (WNA16): V100 (7.0) -> T4 (7.5)", key=MODEL_KEY),
+    Boundary("quantization-scheme-cc-too-low", "v100", compressed(W4A16, W8A8_FP8), compressed(),
+             "any group needing 7.5 trips -> no config groups (undecided)", key=MODEL_KEY),
+    Boundary("fp8-block-linear-split", "a100", tp(8), tp(4),
+             "Qwen3-4B-FP8 down_proj 9728: TP 8 (1216 per rank) -> TP 4 (2432, 19 blocks)",
+             says=("mlp.down_proj", "1216", "block_k = 128")),
+]
+
+
+@pytest.mark.parametrize("case", BOUNDARIES, ids=[c.id for c in BOUNDARIES])
+def test_boundary(case: Boundary) -> None:
+    check_boundary(case)
