@@ -44,11 +44,11 @@ def non_negative_int(text: str) -> int:
     return int(text)
 
 
-def positive_float(text: str) -> float:
+def positive_float(text: str, what: str = "a number above 0, e.g. 0.9") -> float:
     try:
         value = float(text)
     except ValueError:
         value = 0.0
     if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a number above 0, e.g. 0.9")
+        raise argparse.ArgumentTypeError(f"{text!r}: give {what}")
     return value
