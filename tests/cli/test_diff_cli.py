@@ -132,3 +132,24 @@ def test_a_capacity_setting_keeps_its_config_key(project: Path, capsys: pytest.C
     assert main(["--project-dir", str(project), "diff", "v100", "v100-min"]) == 1
     out = capsys.readouterr().out
     assert line_of(out, "capacity", "minConcurrency") == "minConcurrency (unset) -> 4"
+
+
+def test_another_model_shows_what_a_reviewer_weighs_and_counts_the_rest(project: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Another model differs in every layer count and head size: its kind, size, precision and
+    longest context are shown, the rest counted (all of them under --json)."""
+    for stack, model_name in (("small", "Qwen3-8B"), ("big", "Qwen3.5-27B")):
+        assert main(["--project-dir", str(project), "init", stack, "--gpu", "L40S", "--count", "4",
+                     "--model", model_name]) == 0
+    capsys.readouterr()
+    assert main(["--project-dir", str(project), "diff", "small", "big"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    model = list(takewhile(lambda line: line.startswith("    "), lines[lines.index("  model") + 1:]))
+    assert [line.split()[0] for line in model[:-1]] == [
+        "architecture.architecture", "architecture.maxPositionEmbeddings", "architecture.paramsBillion",
+        "name", "servedModelName"]
+    hidden = int(re.fullmatch(r"    \((\d+) more architecture facts differ with the model: --json lists them\)",
+                              model[-1]).group(1))  # type: ignore[union-attr]
+    main(["--project-dir", str(project), "diff", "small", "big", "--json"])
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    assert hidden + 3 == sum(c["key"].startswith("architecture.") for c in changes if c["section"] == "model")

@@ -35,6 +35,10 @@ CAPACITY_WORDS = {
     "available_kv_gib": "KV cache per GPU, GiB",
     "kv_cache_tokens": "tokens the KV cache holds",
 }
+# The facts of another model a reviewer weighs (its kind, size, precision, longest context); the
+# other facts (layer counts, head sizes, ...) differ with any other model and are counted only.
+MODEL_FACTS_SHOWN = frozenset(f"architecture.{key}" for key in (
+    "architecture", "paramsBillion", "quantization", "maxPositionEmbeddings"))
 CAPACITY_SETTINGS = frozenset(field.alias or name for name, field in CapacitySettings.model_fields.items())
 
 
@@ -66,18 +70,32 @@ def _readable(rows: list[Change]) -> tuple[list[Change], int]:
     return worded + settings, len(rows) - len(worded) - len(settings)
 
 
+def _shown(section: str, rows: list[Change]) -> tuple[list[Change], str | None]:
+    """The rows a reviewer reads, and a line counting the rest (listed under --json): the capacity
+    figures in words; of another model, MODEL_FACTS_SHOWN (every fact of the same model, as an
+    edited inline architecture, is shown)."""
+    if section == "capacity":
+        shown, hidden = _readable(rows)
+        return shown, f"({hidden} more figures of the estimate change: --json lists them)" if hidden else None
+    facts = [c for c in rows if c.key.startswith("architecture.") and c.key not in MODEL_FACTS_SHOWN]
+    if section == "model" and facts and any(c.key == "name" for c in rows):
+        return ([c for c in rows if c not in facts],
+                f"({len(facts)} more architecture {'fact differs' if len(facts) == 1 else 'facts differ'} "
+                "with the model: --json lists them)")
+    return rows, None
+
+
 def _text(a: str, b: str, changes: list[Change]) -> str:
     if not changes:
         return f"{a} and {b} resolve to the same deployment"
     lines = [f"{a} -> {b}"]
     for section in dict.fromkeys(c.section for c in changes):
-        rows, hidden = _readable([c for c in changes if c.section == section]) if section == "capacity" else (
-            [c for c in changes if c.section == section], 0)
+        rows, rest = _shown(section, [c for c in changes if c.section == section])
         width = max((len(c.key) for c in rows), default=0) + 2  # per section: a long mount path widens its own
         lines.append(f"  {TITLES.get(section, section)}")
         lines += [f"    {c.key:<{width}}{_value(c.a)} -> {_value(c.b)}" for c in rows]
-        if hidden:
-            lines.append(f"    ({hidden} more figures of the estimate change: --json lists them)")
+        if rest:
+            lines.append(f"    {rest}")
     return "\n".join(lines)
 
 

@@ -180,7 +180,7 @@ def kv_lines(plan: CapacityPlan) -> list[str]:
         (f"KV bytes per token per {device}", f"{_tokens(plan.kv_bytes_per_token_per_gpu)} B (attention layers)"),
         ("block size", f"{plan.block_size} tokens; page {_tokens(plan.page_size_bytes)} B per layer"),
         (f"KV cache blocks per {device}", _tokens(plan.num_gpu_blocks)),
-        ("blocks one full request holds", str(plan.blocks_per_request)),
+        ("blocks one full request holds", _tokens(plan.blocks_per_request)),
         ("tokens the KV cache holds", f"{_tokens(plan.kv_cache_tokens)} (all blocks given to attention)"),
         ("max concurrency at max-model-len",
          f"{plan.max_concurrency:.2f} requests = {_tokens(int(plan.max_concurrency * plan.max_model_len))} tokens "
