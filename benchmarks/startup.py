@@ -29,20 +29,27 @@ CASES = {
     "floor: pydantic and yaml used": FLOOR,
     "cli plan (no pulumi)": f"from vllm_serving.cli import main; main(['--project-dir', {str(PROJECT)!r}, "
                             "'plan', 'v100', '--json'])",
+    "cli check (one stack)": f"from vllm_serving.cli import main; main(['--project-dir', {str(PROJECT)!r}, "
+                             "'check', 'v100'])",
+    "cli capacity (one stack)": f"from vllm_serving.cli import main; main(['--project-dir', {str(PROJECT)!r}, "
+                                "'capacity', 'v100'])",
     "cli gpus": "from vllm_serving.cli import main; main(['gpus'])",
     "program, docker backend imports": "import components.program, components.docker.vllm_deployment",
     "program, kubernetes backend imports": "import components.program, components.kubernetes.vllm_kubernetes",
 }
-HEAVY = ("pulumi", "pulumi_docker", "pulumi_kubernetes")
+HEAVY = ("pulumi", "pulumi_docker", "pulumi_kubernetes", "vllm_serving.render.kubernetes.objects")
+"""Modules a path must not load for nothing: Pulumi outside the program, the Kubernetes renderer
+for a Docker stack (every case above is one)."""
 
 
-def _once(code: str, env: dict[str, str]) -> tuple[float, list[str]]:
+def _once(code: str, env: dict[str, str]) -> tuple[float, list[str], int]:
     probe = (code + f"\nimport sys as _s, time as _t; print('HEAVY:' + ','.join(m for m in {HEAVY!r} "
-             "if m in _s.modules), _t.process_time(), file=_s.stderr)")
+             "if m in _s.modules), sum(m.startswith('vllm_serving') for m in _s.modules), _t.process_time(), "
+             "file=_s.stderr)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
     marker = next(line for line in done.stderr.splitlines() if line.startswith("HEAVY:"))
-    heavy, seconds = marker.removeprefix("HEAVY:").rsplit(" ", 1)
-    return float(seconds), heavy.split(",")
+    heavy, modules, seconds = marker.removeprefix("HEAVY:").rsplit(" ", 2)
+    return float(seconds), heavy.split(","), int(modules)
 
 
 def main() -> None:
@@ -57,9 +64,10 @@ def main() -> None:
             except subprocess.CalledProcessError as exc:
                 print(f"{name:<40} failed: {exc.stderr.strip().splitlines()[-1]}")
                 continue
-            best[name] = min(s for s, _ in samples)
-            print(f"{name:<40} {best[name] * 1000:7.0f} ms CPU  imports: "
-                  f"{', '.join(filter(None, samples[0][1])) or '-'}")
+            best[name] = min(s for s, _, _ in samples)
+            _, heavy, modules = samples[0]
+            print(f"{name:<40} {best[name] * 1000:7.0f} ms CPU  {modules:3d} vllm_serving modules  "
+                  f"heavy: {', '.join(filter(None, heavy)) or '-'}")
     floor, plan = best.get("floor: pydantic and yaml used"), best.get("cli plan (no pulumi)")
     if floor and plan:
         lazy = best.get("import pydantic, yaml (lazy)") or floor

@@ -22,6 +22,9 @@ from vllm_serving.cli import main
     ("NVIDIA A100-SXM4-80GB", "A100-80GB"),
     ("NVIDIA H100 80GB HBM3", "H100-80GB"),
     ("l40s", "L40S"),
+    ("V100 32G", "V100-32GB"),  # as seed 000 writes it: G for GB
+    ("A100-80G", "A100-80GB"),
+    ("NVIDIA A100 80G PCIe", "A100-PCIe-80GB"),
 ])
 def test_a_gpu_as_people_type_it_is_taken_and_said_back(typed: str, entry: str) -> None:
     found = lookup_gpu(typed)
@@ -41,7 +44,7 @@ def test_a_gpu_name_several_cards_share_is_refused_with_them(typed: str, candida
     assert "could be any of" in found.refusal("GPU catalog")
 
 
-@pytest.mark.parametrize("typed", ["L40", "B300", "A100-80G"])
+@pytest.mark.parametrize("typed", ["L40", "B300", "Telsa V100-SXM2-32GB", "A100-80GBB"])
 def test_a_near_miss_is_suggested_never_taken(typed: str) -> None:
     """L40 is a card of its own (not an L40S): a close spelling is a question, not an answer."""
     found = lookup_gpu(typed)

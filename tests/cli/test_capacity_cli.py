@@ -112,3 +112,37 @@ def test_default_vllm_version_is_the_projects_pin(tmp_path: Path, capsys: pytest
     (tmp_path / "Pulumi.yaml").write_text(
         "name: p\nruntime: python\nconfig:\n  vllm-serving:image:\n    value:\n      tag: v0.21.0\n")
     assert run(tmp_path) == newer
+
+
+V100_8K = ["--model", "Qwen3.5-27B", "--gpu", "V100-32GB", "--tp", "8", "--max-model-len", "8k", "--dtype", "half"]
+
+
+def test_a_length_over_max_model_len_gets_none_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    """The server refuses requests over its max-model-len, so the KV cache's room for them is no
+    answer: `--for-context 32K` on a stack of `--max-model-len 32k` (32000) is a no, with the fix."""
+    assert main(["capacity", *V100_8K, "--for-context", "8K"]) == 1
+    out = capsys.readouterr().out
+    concurrency = next(line for line in out.splitlines() if line.startswith("  Concurrency:"))
+    assert "none: the server refuses requests over max-model-len 8,000; raise it to 8192" in concurrency
+    assert main(["capacity", *V100_8K, "--for-context", "8k"]) == 0  # exactly max-model-len: served
+    assert "requests of 8,000 tokens at once" in capsys.readouterr().out
+
+
+def test_token_flags_read_vllms_shorthand_and_count_is_gpus(capsys: pytest.CaptureFixture[str]) -> None:
+    """`32k` is 32000 and `32K` 32768 wherever a token count is asked, as in init; `--count` is
+    init's name for the GPUs there are."""
+    short = _json([*V100_8K[:-4], "--max-model-len", "32K", "--for-context", "4k", "--count", "8"], capsys)
+    assert short["max_model_len"] == 32768 and short["for_context"]["tokens"] == 4000  # type: ignore[index]
+    assert main(["capacity", *V100_8K, "--gpus", "4"]) == 2  # TP 8 on 4 GPUs
+    assert "--gpus is 4" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--for-context", "32x"), ("--max-num-seqs", "many"),
+                                             ("--gpu-memory-utilization", "most")])
+def test_a_bad_number_says_what_to_write(flag: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:  # argparse's own exit: the verb's usage, then the line
+        main(["capacity", *V100_8K, flag, value])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2
+    assert f"argument {flag}: '{value}'" in err and ("e.g." in err or "whole number" in err)
+    assert "_positive" not in err and "invalid" not in err

@@ -42,7 +42,7 @@ def test_v100_to_a100_shows_what_a_reviewer_wants(capsys: pytest.CaptureFixture[
         "/root/.cache/vllm /u02/models/data/vllm-cache (writable, bind) -> vllm-cache (writable, volume)")
     assert line_of(out, "ports", "8000") == "8000 0.0.0.0:30006 -> 0.0.0.0:8000"
     assert line_of(out, "GPU", "name") == "name V100-32GB -> A100-80GB"
-    assert line_of(out, "capacity", "max_concurrency") == "max_concurrency 93.78 -> 27.27"
+    assert "    requests of max-model-len at once 93.78 -> 27.27" in re.sub(r"(?<=\S) {2,}", " ", out)
     # sections in reading order, each titled once, flags unchanged on both sides absent
     titles = [line.strip() for line in out.splitlines() if line.startswith("  ") and not line.startswith("    ")]
     assert titles == ["GPU", "model", "image", "vllm argv", "env", "mounts", "ports",
@@ -108,3 +108,48 @@ def test_both_bad_stacks_are_named_and_a_bad_setting_exits_2(
 
 def test_other_commands_exit_2_on_a_missing_stack_too(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--project-dir", str(PROJECT_DIR), "plan", "v99"]) == 2
+
+
+def test_capacity_reads_in_words_and_the_planners_fields_stay_in_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """The reviewer gets the capacity summary's figures by name, not the planner's field names
+    (`linear_state_bytes_per_seq_per_gpu`); --json keeps every field."""
+    main(["--project-dir", str(PROJECT_DIR), "diff", "v100", "a100"])
+    lines = capsys.readouterr().out.splitlines()
+    capacity = list(takewhile(lambda line: line.startswith("    "), lines[lines.index("  capacity") + 1:]))
+    assert [line.split("  ")[2] for line in capacity[:2]] == ["requests of max-model-len at once",
+                                                             "the same at the worst measured error"]
+    assert not any(re.search(r"\b[a-z]+_[a-z_]+\b", line) for line in capacity), capacity
+    assert re.fullmatch(r"    \(\d+ more figures of the estimate change: --json lists them\)", capacity[-1])
+    main(["--project-dir", str(PROJECT_DIR), "diff", "v100", "a100", "--json"])
+    keys = {c["key"] for c in json.loads(capsys.readouterr().out)["changes"] if c["section"] == "capacity"}
+    assert {"max_concurrency", "linear_state_bytes_per_seq_per_gpu", "block_size"} <= keys
+
+
+def test_a_capacity_setting_keeps_its_config_key(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = (project / "Pulumi.v100.yaml").read_text()
+    (project / "Pulumi.v100-min.yaml").write_text(
+        text.replace("config:\n", "config:\n  vllm-serving:capacity:\n    minConcurrency: 4\n", 1))
+    assert main(["--project-dir", str(project), "diff", "v100", "v100-min"]) == 1
+    out = capsys.readouterr().out
+    assert line_of(out, "capacity", "minConcurrency") == "minConcurrency (unset) -> 4"
+
+
+def test_another_model_shows_what_a_reviewer_weighs_and_counts_the_rest(project: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Another model differs in every layer count and head size: its kind, size, precision and
+    longest context are shown, the rest counted (all of them under --json)."""
+    for stack, model_name in (("small", "Qwen3-8B"), ("big", "Qwen3.5-27B")):
+        assert main(["--project-dir", str(project), "init", stack, "--gpu", "L40S", "--count", "4",
+                     "--model", model_name]) == 0
+    capsys.readouterr()
+    assert main(["--project-dir", str(project), "diff", "small", "big"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    model = list(takewhile(lambda line: line.startswith("    "), lines[lines.index("  model") + 1:]))
+    assert [line.split()[0] for line in model[:-1]] == [
+        "architecture.architecture", "architecture.maxPositionEmbeddings", "architecture.paramsBillion",
+        "name", "servedModelName"]
+    hidden = int(re.fullmatch(r"    \((\d+) more architecture facts differ with the model: --json lists them\)",
+                              model[-1]).group(1))  # type: ignore[union-attr]
+    main(["--project-dir", str(project), "diff", "small", "big", "--json"])
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    assert hidden + 3 == sum(c["key"].startswith("architecture.") for c in changes if c["section"] == "model")

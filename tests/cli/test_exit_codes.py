@@ -15,6 +15,7 @@ from vllm_serving.cli import main
 # Every verb that reads a STACK argument, with what else it needs to run.
 STACK_VERBS = {
     "plan": [], "check": [], "capacity": [], "render": ["--format", "k8s"], "smoke": ["--base-url", "http://127.0.0.1:9/v1"],
+    "calibrate": ["-"],
 }
 
 
@@ -46,7 +47,8 @@ def test_under_json_an_error_is_json_on_stdout(verb: str, capsys: pytest.Capture
     assert "no such stack file" in err  # and a log that captures stdout still shows it
 
 
-@pytest.mark.parametrize("verb", ["init", "plan", "check", "capacity", "render", "diff", "gpus", "smoke"])
+@pytest.mark.parametrize("verb", ["init", "plan", "check", "capacity", "render", "diff", "gpus", "models", "smoke",
+                                  "affected", "calibrate"])
 def test_a_bad_flag_gets_the_verbs_own_usage(verb: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stop:
         main([verb, "--no-such-flag"])
@@ -77,6 +79,7 @@ def broken(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("argv", "code"), [
     (["check", "bad"], 1), (["plan", "bad"], 1), (["render", "bad"], 1), (["capacity", "bad"], 1),
     (["diff", "v100", "bad"], 2),  # diff(1): 1 means "different"; a stack with errors has no deployment to compare
+    (["calibrate", "bad", "-"], 2),  # 1 means "outside the error band"
 ])
 def test_a_stack_with_errors_exits_1(broken: Path, argv: list[str], code: int,
                                        capsys: pytest.CaptureFixture[str]) -> None:

@@ -138,7 +138,7 @@ def test_refuses_to_overwrite(empty_project: Path, capsys: pytest.CaptureFixture
 
 
 @pytest.mark.parametrize(("option", "value", "closest"), [
-    ("--gpu", "A100-80G", "A100-80GB"),
+    ("--gpu", "A100-80GBB", "A100-80GB"),
     ("--model", "Qwen3.5-27", "Qwen3.5-27B"),
 ])
 def test_unknown_names_suggest_the_closest(empty_project: Path, option: str, value: str, closest: str,

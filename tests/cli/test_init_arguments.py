@@ -86,6 +86,20 @@ def test_a_model_that_fills_one_gpu_still_gets_tp(project: Path) -> None:
     assert (engine.tensor_parallel_size, engine.data_parallel_size) == (4, None)
 
 
+def test_tp_over_copies_says_why_and_the_copies_it_names_work(project: Path) -> None:
+    """Qwen3-8B (15 GiB) on 2 x RTX 4090 (24 GiB): one GPU holds it with less KV cache than
+    weights, so TP 2; the comment says so and names `--dp 2`, which then writes two engines."""
+    assert init(project, "ws", "--gpu", "RTX-4090", "--count", "2", "--model", "Qwen3-8B") == 0
+    assert spec_of(project, "ws").settings.engine.tensor_parallel_size == 2
+    text = " ".join(line.strip(" #") for line in (project / "Pulumi.ws.yaml").read_text().splitlines())
+    assert "One GPU would hold it too, but with less KV cache than weights" in text and "--dp 2" in text
+    assert init(project, "copies", "--gpu", "RTX-4090", "--count", "2", "--model", "Qwen3-8B", "--dp", "2") == 0
+    engine = spec_of(project, "copies").settings.engine
+    assert (engine.tensor_parallel_size, engine.data_parallel_size) == (1, 2)
+    capacity = plan_capacity(spec_of(project, "copies"))
+    assert capacity.fits_one_request and capacity.available_kv_gib < capacity.weights_gib_per_gpu
+
+
 def test_names_as_people_type_them_are_written_as_the_catalog_spells_them(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert init(project, "ws", "--gpu", "NVIDIA GeForce RTX 4090", "--count", "2", "--model", "Qwen/Qwen3-8B") == 0

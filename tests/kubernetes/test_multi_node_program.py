@@ -14,7 +14,7 @@ from tests.pulumi_harness import ProgramFailed, _Mocks, as_manifest
 from vllm_serving.render.kubernetes.leader_worker_set import CRD_NAME, INSTALL_COMMAND
 from vllm_serving.render.kubernetes.objects import kubernetes_objects
 from vllm_serving.render.kubernetes.parts import SECRETS_CHECKSUM, rollout_seconds
-from vllm_serving.views.plan import planned_kubernetes_resources
+from vllm_serving.views.kubernetes_plan import planned_kubernetes_resources
 
 LWS_TYPE = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"

@@ -6,7 +6,7 @@ from tests.conftest import shipped_stack
 from tests.paths import stack_file
 from vllm_serving.spec import resolve
 from vllm_serving.stack_files.loader import load_settings, read_stack_file
-from vllm_serving.views.plan import planned_kubernetes_resources
+from vllm_serving.views.kubernetes_plan import planned_kubernetes_resources
 
 
 def test_plan_lists_the_registered_kubernetes_resources(program) -> None:

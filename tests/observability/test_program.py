@@ -15,7 +15,7 @@ from tests.pulumi_harness import ProgramFailed, _Mocks, as_manifest
 from tests.stack_builders import make_spec
 from vllm_serving.render.kubernetes.monitoring import CRD_NAMES, INSTALL_HINT
 from vllm_serving.render.kubernetes.objects import kubernetes_objects
-from vllm_serving.views.plan import planned_kubernetes_resources
+from vllm_serving.views.kubernetes_plan import planned_kubernetes_resources
 
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 MONITOR_TYPE = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"

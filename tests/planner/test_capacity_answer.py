@@ -105,7 +105,7 @@ def test_for_context_answers_concurrency_at_that_length(capsys: pytest.CaptureFi
     as_max_len = _json([*V100[:-4], "--max-model-len", "2048", *V100[-2:]], capsys)
     assert short["for_context"]["max_concurrency"] == as_max_len["max_concurrency"] > full["max_concurrency"]
     _, out = _run([*V100, "--for-context", "16384"], capsys)
-    assert "requests of 16,384 tokens" in out and "are refused by the server" in out
+    assert "the server refuses requests over max-model-len 8,192; raise it to 16384" in out
 
 
 def test_ad_hoc_flags_run_the_rules_check_runs(capsys: pytest.CaptureFixture[str]) -> None:

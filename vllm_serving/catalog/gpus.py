@@ -6,6 +6,9 @@ Kubernetes product labels are those NVIDIA's GPU feature discovery sets (`nvidia
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 from pydantic import BaseModel, ConfigDict
 
 from vllm_serving.catalog.names import Lookup, compact, lookup, tokens
@@ -190,10 +193,20 @@ _SPELLINGS = _spellings()
 _WORDS = {g.name: frozenset(tokens(g.name)) | frozenset(tokens(g.product_label)) for g in GPUS.values()}
 
 
+# Memory as people write it, `32G` for 32 GB (seed 000's "V100 32G", `A100-80G`): one unit, one spelling.
+_GIGABYTES = re.compile(r"(?<=\d)g(?![a-z])", re.IGNORECASE)
+
+
 def lookup_gpu(typed: str) -> Lookup:
     """The catalog GPU a typed name means (names.lookup): `4090`, `rtx4090`, `NVIDIA GeForce RTX
-    4090` and `NVIDIA-GeForce-RTX-4090` are each taken as RTX-4090, and said so."""
-    return lookup(typed, list(GPUS), _SPELLINGS, _WORDS, VENDOR_WORDS)
+    4090` and `NVIDIA-GeForce-RTX-4090` are each taken as RTX-4090, and `V100-32G` as V100-32GB,
+    and said so."""
+    unit = _GIGABYTES.sub("GB", typed)
+    found = lookup(unit, list(GPUS), _SPELLINGS, _WORDS, VENDOR_WORDS)
+    if unit == typed:
+        return found
+    how = found.how if found.how is not None or found.name is None else "the catalog's name, spelt another way"
+    return dataclasses.replace(found, typed=typed, how=how)
 
 
 def suggest_gpu(name: str) -> list[str]:

@@ -11,7 +11,8 @@ cache will be initialized" line) and what its profiling pass holds.
 README.md), so it can join the logs the error band is measured on.
 
 Exit status: 0 when the available KV memory is within the release's judged error band (or the
-log printed none), 1 when it is outside, 2 when the stack or the log cannot be read.
+log printed none), 1 when it is outside, 2 when the stack or the log cannot be used (a stack with
+errors too, as in `diff`: 1 already means something); errors are JSON under `--json` (cli/exits.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from vllm_serving.cli.exits import UNUSABLE, print_error
 from vllm_serving.cli.stacks import STACK_HELP, load_stack
 from vllm_serving.cli.verbs import verb_help
 from vllm_serving.findings import ConfigError
@@ -74,18 +76,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         spec = load_stack(args.project_dir, args.stack)
     except ConfigError as exc:
-        for finding in exc.findings:
-            print(finding.line(), file=sys.stderr)
-        return 2
+        print_error("calibrate", None, args.json, exc.findings)
+        return UNUSABLE
     try:
         logged = parse_startup_log(_read_log(args.log))
     except OSError as exc:
-        print(f"vllm-stack calibrate: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        print_error("calibrate", f"cannot read {args.log}: {exc.strerror or exc}", args.json)
+        return UNUSABLE
     if logged.available_kv_gib is None and logged.weights_gib is None:
-        print(f"vllm-stack calibrate: {args.log} has no 'Model loading took' nor 'Available KV cache memory' line: "
-              "give the server's start-up log", file=sys.stderr)
-        return 2
+        print_error("calibrate", f"{args.log} has no 'Model loading took' nor 'Available KV cache memory' line: "
+                    "give the server's start-up log", args.json)
+        return UNUSABLE
     predicted = predicted_for_log(spec_inputs(spec), logged)
     rows = compare(predicted, logged)
     kv = next(row for row in rows if row.term == "available KV")

@@ -15,6 +15,7 @@ from vllm_serving import rules
 from vllm_serving.catalog.gpus import GpuSpec
 from vllm_serving.catalog.hf_config import load_hf_config
 from vllm_serving.catalog.models import ModelArchitecture
+from vllm_serving.cli.arg_types import non_negative_int, positive_float, positive_int, tokens
 from vllm_serving.cli.capacity_tp import choose_tp
 from vllm_serving.cli.exits import Unusable
 from vllm_serving.cli.typed_names import UnusableName, gpu_named, model_named
@@ -56,27 +57,6 @@ FLAG_OF_KEY = {
 AD_HOC_SECTIONS = ("engine", "hardware", "model", "image")
 
 
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} is not above 0")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is below 0")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is below 1")
-    return value
-
-
 def _pinned_tag(project_dir: Path) -> tuple[str, str]:
     """(tag, where from): the project's image.tag (Pulumi.yaml), else the planner's pin."""
     try:
@@ -103,27 +83,30 @@ def register(subparsers: Any) -> None:
     source.add_argument("--model-config", type=Path, metavar="PATH",
                         help="a Hugging Face config.json as published")
     parser.add_argument("--gpu", help="catalog GPU, e.g. A100-80GB")
-    parser.add_argument("--gpus", type=_positive_int, help="GPUs available (default: TP x PP)")
+    parser.add_argument("--gpus", "--count", type=positive_int, metavar="N",
+                        help="GPUs available, as init's --count (default: TP x PP)")
     parser.add_argument("--tp", type=int, help="tensor parallel size (default: the smallest that fits)")
     parser.add_argument("--pp", type=int, help="pipeline parallel size (default 1)")
     parser.add_argument("--dtype", choices=get_args(Dtype), help="--dtype (default auto)")
     parser.add_argument("--kv-cache-dtype", choices=get_args(KvCacheDtype), help="default auto")
-    parser.add_argument("--gpu-memory-utilization", type=_positive_float,
+    parser.add_argument("--gpu-memory-utilization", type=positive_float,
                         help="share of each GPU's memory (default: the release's, 0.9; 0.92 from v0.20)")
-    parser.add_argument("--max-model-len", type=int, help="default: the model's max_position_embeddings")
-    parser.add_argument("--max-num-batched-tokens", type=_positive_int, metavar="N",
+    parser.add_argument("--max-model-len", type=tokens, metavar="TOKENS",
+                        help="32768, 32k (32000) or 32K (32768), as vLLM reads it (default: the model's "
+                             "max_position_embeddings)")
+    parser.add_argument("--max-num-batched-tokens", type=positive_int, metavar="N",
                         help="tokens per step: the profiling run's size (default: the release's for the GPU)")
-    parser.add_argument("--max-num-seqs", type=_positive_int, metavar="N",
+    parser.add_argument("--max-num-seqs", type=positive_int, metavar="N",
                         help="sequences per step: sampler rows and CUDA graph sizes (default: the release's)")
     parser.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs (vLLM's flag)")
     parser.add_argument("--optimization-level", choices=("0", "1", "2", "3"), metavar="{0,1,2,3}",
                         help="vLLM's -O: 0 no CUDA graphs, 1 piecewise, 2 and 3 full and piecewise (default 2)")
-    parser.add_argument("--available-kv-gib", type=_positive_float,
+    parser.add_argument("--available-kv-gib", type=positive_float,
                         help="KV memory vLLM logged ('Available KV cache memory'); skips the estimate")
     parser.add_argument("--enable-prefix-caching", action=argparse.BooleanOptionalAction,
                         help="as vLLM's flag (default: vLLM's for the model, off for hybrids); "
                              "on, hybrid models keep 2 state blocks per request ('align' mode)")
-    parser.add_argument("--num-speculative-tokens", type=_non_negative_int, metavar="N",
+    parser.add_argument("--num-speculative-tokens", type=non_negative_int, metavar="N",
                         help="speculative tokens per step (default 0)")
     parser.add_argument("--speculative-method",
                         help="draft method of --num-speculative-tokens (default mtp: the model's "
@@ -131,8 +114,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--vllm-version",
                         help="image's vLLM version, e.g. v0.19.1 (default: the project's image.tag "
                              "in Pulumi.yaml, else v0.19.1)")
-    parser.add_argument("--for-context", type=_positive_int, metavar="N",
-                        help="how many concurrent requests of N tokens the KV cache holds")
+    parser.add_argument("--for-context", type=tokens, metavar="TOKENS",
+                        help="how many concurrent requests of TOKENS (32768, 32k, 32K) the KV cache holds")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.set_defaults(func=run)
 
@@ -297,6 +280,7 @@ def run(args: argparse.Namespace) -> int:
                             asked_pessimistic_concurrency=at_asked.pessimistic_max_concurrency,
                             tp_choice=getattr(args, "tp_choice", None))
         print(capacity_text(result, question, findings, scope))
-    failed = not (result.weights_fit and result.fits_one_request) or result.max_model_len > (
-        spec.model.max_position_embeddings)
+    # the answer is no: it does not fit, or the server would refuse the length asked about
+    failed = not (result.weights_fit and result.fits_one_request) or max(asked, result.max_model_len) > (
+        spec.model.max_position_embeddings) or asked > result.max_model_len
     return 1 if failed or any(f.blocks for f in findings) else 0

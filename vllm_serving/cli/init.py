@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from vllm_serving.catalog.models import ModelArchitecture
+from vllm_serving.cli.arg_types import tokens, whole
 from vllm_serving.cli.check import check_stack, print_results
 from vllm_serving.cli.exits import FINDINGS, OK, Unusable, print_error
 from vllm_serving.cli.typed_names import UnusableName, gpu_named, model_named
@@ -46,32 +47,14 @@ from vllm_serving.scaffold.model_config_copy import (
 from vllm_serving.scaffold.stack_text import DOCKER_HUB_REPOSITORY, NewStack, stack_text
 from vllm_serving.settings.text_checks import STACK_NAME_FIX, stack_name_problem
 from vllm_serving.stack_files.loader import stack_path
-from vllm_serving.units import parse_human_int
-
-
-def _whole(text: str, most: int, what: str) -> int:
-    count = int(text) if text.isdigit() else 0
-    if not 1 <= count <= most:
-        raise argparse.ArgumentTypeError(f"{text!r}: give {what}, a whole number from 1 to {most}")
-    return count
 
 
 def _gpu_count(text: str) -> int:
-    return _whole(text, MAX_GPUS, "the host's GPU count")
+    return whole(text, MAX_GPUS, "the host's GPU count")
 
 
 def _parallel_size(text: str) -> int:
-    return _whole(text, MAX_GPUS, "a number of GPUs")
-
-
-def _max_model_len(text: str) -> int:
-    try:
-        tokens = parse_human_int(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if tokens < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: the longest request is at least one token")
-    return tokens
+    return whole(text, MAX_GPUS, "a number of GPUs")
 
 
 def register(sub: Any) -> None:
@@ -87,7 +70,7 @@ def register(sub: Any) -> None:
     model.add_argument("--model", help="the model: its catalog name (vllm-stack models) or Hugging Face id")
     model.add_argument("--model-config", type=Path, metavar="PATH",
                        help="the model's Hugging Face config.json, for a model outside the catalog")
-    parser.add_argument("--max-model-len", type=_max_model_len, metavar="TOKENS",
+    parser.add_argument("--max-model-len", type=tokens, metavar="TOKENS",
                         help="longest request, prompt plus output: 32768, 32k (32000) or 32K (32768) "
                              "(default: the longest that fits)")
     parser.add_argument("--tp", type=_parallel_size, metavar="N",

@@ -28,6 +28,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from vllm_serving.cli.arg_types import positive_float
 from vllm_serving.cli.exits import Unusable
 from vllm_serving.cli.render import secret_variable
 from vllm_serving.cli.stacks import STACK_HELP, load_stack
@@ -46,13 +47,7 @@ def _base_url(text: str) -> str:
 
 
 def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds")
-    return value
+    return positive_float(text, "a positive number of seconds")
 
 
 def register(sub: Any) -> None:

@@ -11,7 +11,12 @@ import sys
 
 from vllm_serving.catalog.gpus import GPUS, GpuSpec, lookup_gpu
 from vllm_serving.catalog.models import MODELS, ModelArchitecture, lookup_model
-from vllm_serving.catalog.names import Lookup
+from vllm_serving.catalog.names import Lookup, compact
+
+# What people with no GPU type for one; vLLM's CPU backend is a stack setting, not a GPU.
+NO_GPU = frozenset({"cpu", "none", "nogpu"})
+NO_GPU_HINT = ("there is no GPU to size for: a machine without one runs vLLM's CPU image - copy the example "
+               "Pulumi.local.yaml (hardware.device: cpu; docs/deploy.md), or run `make demo`")
 
 
 class UnusableName(Exception):
@@ -31,6 +36,8 @@ def _taken(flag: str, found: Lookup, catalog: str, listing: str, notes: list[str
 
 def gpu_named(typed: str, notes: list[str] | None = None, flag: str = "--gpu") -> GpuSpec:
     """The catalog GPU for a typed name; says back a name it had to interpret (also into `notes`)."""
+    if compact(typed) in NO_GPU:
+        raise UnusableName(f"{flag} {typed!r}: {NO_GPU_HINT}")
     return GPUS[_taken(flag, lookup_gpu(typed), "GPU catalog", "vllm-stack gpus", notes)]
 
 

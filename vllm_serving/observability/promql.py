@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 # Prometheus 3.x, promql/parser/functions.go, plus the aggregation operators (lex.go's key words).
 FUNCTIONS = frozenset({
@@ -80,6 +81,7 @@ def tokens(expr: str) -> tuple[list[Token], list[str]]:
     return found, problems
 
 
+@cache  # a Reading is immutable; `check` reads the same alert expressions for every stack
 def read(expr: str) -> Reading:
     """The metric names `expr` selects and its problems (unbalanced brackets, unknown functions)."""
     toks, problems = tokens(expr)

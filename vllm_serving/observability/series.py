@@ -12,6 +12,7 @@ API servers vLLM uses prometheus_client's multiprocess registry (`vllm/v1/metric
 from __future__ import annotations
 
 import json
+from functools import cache
 from urllib.parse import urlsplit
 
 from vllm_serving.engine.release_registry import VllmRelease
@@ -26,6 +27,7 @@ HOST_LABEL = "host"
 """A Docker fleet's series carry the id of the host that exports them (its scrape target's label)."""
 
 
+@cache  # a release is loaded once and never changes; `check` asks for each alert and query
 def exported_series(release: VllmRelease, show_hidden: bool = False) -> frozenset[str]:
     """Every series name the release's server exposes on /metrics, exactly as scraped."""
     return frozenset(s for m in release.metrics.values() if show_hidden or not m.hidden for s in m.series)

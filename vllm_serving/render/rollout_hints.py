@@ -12,8 +12,7 @@ import shlex
 from typing import Any
 
 from vllm_serving.render.docker_container import ContainerSpec, container_spec
-from vllm_serving.render.kubernetes.parts import selector
-from vllm_serving.render.kubernetes.workload import CONTAINER
+from vllm_serving.render.kubernetes.pod_names import CONTAINER, selector
 from vllm_serving.spec import ServingSpec
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from vllm_serving.findings import ConfigError, Finding, Severity
 from vllm_serving.fleet import fleet_hosts
 from vllm_serving.release.promotion import promotion_findings
-from vllm_serving.render.kubernetes.objects import kubernetes_objects
 from vllm_serving.rules import (
     attention,
     capacity_rules,
@@ -97,6 +96,9 @@ def _backend_objects(spec: ServingSpec) -> list[Finding]:
     resource is registered, rather than while the component builds them."""
     if spec.settings.target.kind != "kubernetes":
         return []
+    # loaded here: checking a Docker stack never needs the Kubernetes renderer (benchmarks/startup.py)
+    from vllm_serving.render.kubernetes.objects import kubernetes_objects  # noqa: PLC0415
+
     try:
         kubernetes_objects(spec)
     except ConfigError as exc:

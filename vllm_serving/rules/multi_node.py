@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from vllm_serving.engine.release_registry import known_versions, load
 from vllm_serving.findings import Severity, config_key
-from vllm_serving.render.kubernetes.leader_worker_set import HOST_IP_ENV, is_multi_node, longest_pod_name
+from vllm_serving.render.kubernetes.pod_names import HOST_IP_ENV, is_multi_node, longest_pod_name
 from vllm_serving.rules.base import Context, Facts, Rule
 
 NODES = config_key("kubernetes", "nodes")
@@ -187,7 +187,7 @@ RULES: tuple[Rule, ...] = (
          "shorten container.name to at most {most} characters",
          "The LeaderWorkerSet's longest pod name, <name>-group-<replica>-<node>, fits a DNS label.",
          "The StatefulSet controller cannot create the pod; the group never starts.",
-         "vllm_serving/render/kubernetes/leader_worker_set.py longest_pod_name", _pod_name),
+         "vllm_serving/render/kubernetes/pod_names.py longest_pod_name", _pod_name),
     Rule("multi-node-no-gpu-selector", Severity.WARNING, config_key("kubernetes", "nodeSelector"),
          "kubernetes.nodeSelector is empty, so the nodes of a server may carry different GPUs",
          "remove kubernetes.nodeSelector to require {label} ({gpu}) on every node, or select nodes of "

@@ -90,6 +90,9 @@ class EngineChoice:
     """dataParallelSize: engines of tp GPUs each, every one with the whole model."""
     roomy: bool
     """The weights leave each GPU a KV cache at least as large (why dp > 1 is proposed)."""
+    smallest_tp: int
+    """The smallest TP that serves: below tp when fewer GPUs hold the model but without room
+    for copies (the stack's comment says why one engine spans them all)."""
     dtype: str
     """engine.dtype in vLLM's spelling (`half`, `bfloat16`, `float32`)."""
     gpu_memory_utilization: float
@@ -179,8 +182,8 @@ def parsers(model: ModelArchitecture, tag: str) -> tuple[str | None, str | None]
 
 
 def _parallelism(model: ModelArchitecture, gpu: GpuSpec, count: int, tag: str, needed: int | None,
-                 tp: int | None, dp: int | None) -> tuple[int, int, bool]:
-    """(TP, DP, roomy) for `count` GPUs; Unworkable for an asked TP/DP that cannot serve,
+                 tp: int | None, dp: int | None) -> tuple[int, int, bool, int]:
+    """(TP, DP, roomy, smallest TP that serves) for `count` GPUs; Unworkable for an asked TP/DP that cannot serve,
     DoesNotFit when no TP does."""
     dtype = vllm_dtype(model, gpu)
     where = f"{count} x {gpu.name}"
@@ -207,11 +210,11 @@ def _parallelism(model: ModelArchitecture, gpu: GpuSpec, count: int, tag: str, n
     roomy = [t for t in serving if has_room(model, gpu, t, dtype, tag)]
     if dp is not None:
         chosen = max(serving)
-        return chosen, dp, chosen in roomy
+        return chosen, dp, chosen in roomy, min(serving)
     if tp is None and roomy and count // min(roomy) > 1:
-        return min(roomy), count // min(roomy), True
+        return min(roomy), count // min(roomy), True, min(serving)
     chosen = max(serving)
-    return chosen, 1, chosen in roomy
+    return chosen, 1, chosen in roomy, min(serving)
 
 
 def choose_engine(model: ModelArchitecture, gpu: GpuSpec, count: int, tag: str = PINNED_TAG,
@@ -222,7 +225,7 @@ def choose_engine(model: ModelArchitecture, gpu: GpuSpec, count: int, tag: str =
         raise Unworkable(f"--max-model-len {max_model_len} is beyond the model's own limit "
                          f"({model.max_position_embeddings} tokens, max_position_embeddings)")
     dtype = vllm_dtype(model, gpu)
-    tp, dp, roomy = _parallelism(model, gpu, count, tag, max_model_len, tp, dp)
+    tp, dp, roomy, smallest_tp = _parallelism(model, gpu, count, tag, max_model_len, tp, dp)
     longest = longest_context(model, gpu, tp, dtype, tag)
     limited_by: Literal["model", "memory"] = "model" if longest >= model.max_position_embeddings else "memory"
     if max_model_len is not None:
@@ -233,7 +236,8 @@ def choose_engine(model: ModelArchitecture, gpu: GpuSpec, count: int, tag: str =
     assert chosen.fits_one_request, "the planner's longest request must fit"
     reasoning, tool = parsers(model, tag)
     return EngineChoice(
-        tp=tp, dp=dp, roomy=roomy, dtype=dtype, gpu_memory_utilization=DEFAULT_GPU_MEMORY_UTILIZATION,
+        tp=tp, dp=dp, roomy=roomy, smallest_tp=smallest_tp, dtype=dtype,
+        gpu_memory_utilization=DEFAULT_GPU_MEMORY_UTILIZATION,
         max_model_len=max_len, limited_by=limited_by, concurrency=chosen.max_concurrency,
         weights_gib_per_gpu=chosen.weights_gib_per_gpu, reasoning_parser=reasoning, tool_call_parser=tool,
     )

@@ -119,8 +119,13 @@ def _tp_comment(s: NewStack) -> list[str]:
     if s.engine.dp > 1:
         return comment_lines(f"GPUs one copy of the model is split across: the smallest power of two that splits the "
                        f"{heads} evenly and leaves a KV cache at least as large as the weights; {weights}.")
+    copies = s.count // s.engine.smallest_tp
+    fewer = "One GPU" if s.engine.smallest_tp == 1 else f"{s.engine.smallest_tp} GPUs"
+    why_not = (f" {fewer} would hold it too, but with less KV cache than weights: one engine across the "
+               f"{s.engine.tp} serves longer requests than {copies} copies would (--dp {copies} writes copies)."
+               if s.engine.smallest_tp < s.engine.tp and copies > 1 else "")
     return comment_lines(f"GPUs one copy of the model is split across: the largest power of two up to {s.count} "
-                   f"that splits the {heads} evenly; {weights}.")
+                   f"that splits the {heads} evenly; {weights}.{why_not}")
 
 
 def _dp_lines(s: NewStack) -> list[str]:

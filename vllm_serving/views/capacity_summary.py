@@ -99,6 +99,10 @@ def _kv(plan: CapacityPlan) -> str:
 def _concurrency(plan: CapacityPlan, question: Question) -> str:
     if question.asked_tokens > question.max_position_embeddings:
         return f"none: the model cannot take a {_tokens(question.asked_tokens)}-token request"
+    if question.asked_tokens > plan.max_model_len:  # the server's own limit: it refuses longer requests
+        return (f"none: the server refuses requests over max-model-len {_tokens(plan.max_model_len)}; raise it "
+                f"to {question.asked_tokens} and the KV cache holds {question.asked_concurrency:.1f} of "
+                f"{_tokens(question.asked_tokens)} tokens at once")
     text = f"{question.asked_concurrency:.1f} requests of {_tokens(question.asked_tokens)} tokens at once"
     worst = question.asked_pessimistic_concurrency
     worst = plan.pessimistic_max_concurrency if worst is None else worst
@@ -126,9 +130,6 @@ def summary_lines(plan: CapacityPlan, question: Question, findings: Sequence[Fin
     ]
     if plan.judged_error:
         lines.append(f"  Error band:       {plan.error_band}")
-    if question.asked_tokens > plan.max_model_len:
-        lines.append(f"  Note:             requests over max-model-len ({_tokens(plan.max_model_len)}) are refused "
-                     "by the server")
     return lines
 
 
@@ -179,7 +180,7 @@ def kv_lines(plan: CapacityPlan) -> list[str]:
         (f"KV bytes per token per {device}", f"{_tokens(plan.kv_bytes_per_token_per_gpu)} B (attention layers)"),
         ("block size", f"{plan.block_size} tokens; page {_tokens(plan.page_size_bytes)} B per layer"),
         (f"KV cache blocks per {device}", _tokens(plan.num_gpu_blocks)),
-        ("blocks one full request holds", str(plan.blocks_per_request)),
+        ("blocks one full request holds", _tokens(plan.blocks_per_request)),
         ("tokens the KV cache holds", f"{_tokens(plan.kv_cache_tokens)} (all blocks given to attention)"),
         ("max concurrency at max-model-len",
          f"{plan.max_concurrency:.2f} requests = {_tokens(int(plan.max_concurrency * plan.max_model_len))} tokens "

@@ -15,8 +15,6 @@ from vllm_serving.planner.scale_out import scale_out, scale_out_view
 from vllm_serving.release.carried import argv_fingerprint
 from vllm_serving.render.docker_container import ContainerSpec, container_spec
 from vllm_serving.render.docker_run import docker_run_command
-from vllm_serving.render.kubernetes.objects import kubernetes_objects
-from vllm_serving.render.kubernetes.workload import pod_gpus, pod_spec
 from vllm_serving.settings import SECRET_KEYS
 from vllm_serving.spec import ServingSpec
 from vllm_serving.units import go_duration
@@ -56,15 +54,6 @@ def planned_docker_resources(spec: ServingSpec, name: str | None = None) -> list
     return found
 
 
-def planned_kubernetes_resources(spec: ServingSpec) -> list[tuple[str, str]]:
-    """(Pulumi type token, object name) of every Kubernetes object the backend applies."""
-    found = [("vllm-serving:kubernetes:VllmKubernetes", spec.name)]
-    for obj in kubernetes_objects(spec):
-        group = obj["apiVersion"] if "/" in obj["apiVersion"] else f"core/{obj['apiVersion']}"
-        found.append((f"kubernetes:{group}:{obj['kind']}", obj["metadata"]["name"]))
-    return found
-
-
 def _docker_placement(spec: ServingSpec, c: ContainerSpec) -> dict[str, Any]:
     """GPUs, mounts, ports and container settings as the Docker host gets them."""
     return {
@@ -80,40 +69,15 @@ def _docker_placement(spec: ServingSpec, c: ContainerSpec) -> dict[str, Any]:
     }
 
 
-def _kubernetes_placement(spec: ServingSpec) -> dict[str, Any]:
-    """The same facts as the pod gets them, read from the rendered pod spec."""
-    k = spec.settings.kubernetes
-    pod = pod_spec(spec)
-    volumes = {v["name"]: v for v in pod["volumes"]}
-    mounts = []
-    for m in pod["containers"][0]["volumeMounts"]:
-        volume = volumes[m["name"]]
-        kind = next(key for key in volume if key != "name")
-        source = (volume[kind].get("claimName") or volume[kind].get("path")
-                  or f"{volume[kind]['medium']} {volume[kind]['sizeLimit']}")
-        mounts.append({"kind": kind, "source": source, "target": m["mountPath"],
-                       "readOnly": m.get("readOnly", False)})
-    return {
-        "given": f"{pod_gpus(spec)} x {k.gpu_resource} per pod"
-        if spec.settings.hardware.uses_gpus else None,  # None: a CPU target, no GPU
-        "mounts": mounts,
-        "ports": [{"service": f"{k.service.type} {spec.name}", "port": k.service.port,
-                   "containerPort": spec.container_port}],
-        "container": {
-            "name": spec.name, "namespace": k.namespace, "replicas": k.replicas,
-            "runtimeClassName": k.runtime_class_name, "nodeSelector": pod.get("nodeSelector"),
-            "startupAllowance": go_duration(spec.startup_seconds),
-        },
-    }
-
-
 def deployment_plan(spec: ServingSpec, findings: list[Finding]) -> dict[str, Any]:
     """The plan as data (the CLI's `--json`); secrets appear only as set / not set."""
     s = spec.settings
     c = container_spec(spec)
     layout = scale_out(s)
     on_kubernetes = s.target.kind == "kubernetes"
-    placement = _kubernetes_placement(spec) if on_kubernetes else _docker_placement(spec, c)
+    if on_kubernetes:  # loaded here: a Docker stack's plan never needs the Kubernetes renderer
+        from vllm_serving.views.kubernetes_plan import kubernetes_placement, planned_kubernetes_resources  # noqa: PLC0415
+    placement = kubernetes_placement(spec) if on_kubernetes else _docker_placement(spec, c)
     return {
         "stack": spec.stack,
         "target": {"kind": s.target.kind, "where": (

@@ -187,7 +187,13 @@ def _settings_facts(model: BaseModel, keys: tuple[str, ...] | None, prefix: str)
             out |= {f"{key}.{k}": v for k, v in _settings_facts(value, ALL, f"{prefix}.{key}").items()}
         elif value is not None:
             unit = next((show for marker, show in _UNITS if _marks(field, marker)), None)
-            text = unit(value) if unit is not None else _text(dumped[key])
+            text: str | None
+            if unit is not None:
+                text = unit(value)
+            elif isinstance(value, float) and value.is_integer():
+                text = str(int(value))  # `minConcurrency: 4` reads back as written, not 4.0
+            else:
+                text = _text(dumped[key])
             if text is not None:
                 out[key] = text
     return out

@@ -19,10 +19,10 @@ import json
 from collections.abc import Collection, Mapping
 
 from vllm_serving.findings import Finding, Severity, config_key
-from vllm_serving.render.kubernetes.parts import Obj, labels, object_meta, selector
+from vllm_serving.render.kubernetes.parts import Obj, labels, object_meta
+from vllm_serving.render.kubernetes.pod_names import CONTAINER, HOST_IP_ENV, group_name, selector
 from vllm_serving.render.kubernetes.preflight import preflight_init_containers
 from vllm_serving.render.kubernetes.workload import (
-    CONTAINER,
     CONTAINER_SECURITY,
     pod_gpus,
     pod_spec,
@@ -46,29 +46,8 @@ leaderworkerset_controller.go `makeCondition`; v0.8.0's sets none)."""
 WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
 WORKER_INDEX = "$(LWS_WORKER_INDEX)"
-# vLLM binds its message queues to this address (vllm/utils/network_utils.py get_ip); on a pod
-# network that is the pod's own IP.
-HOST_IP_ENV: Obj = {"name": "VLLM_HOST_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
 API_KEY_ENV = "VLLM_API_KEY"
 MULTUS_NETWORKS = "k8s.v1.cni.cncf.io/networks"
-# The LWS controller creates a headless Service named after the LeaderWorkerSet for the pods'
-# DNS names (the leader address); the client Service keeps the stack's name, so they differ.
-GROUP_SUFFIX = "-group"
-
-
-def is_multi_node(spec: ServingSpec) -> bool:
-    return spec.settings.target.kind == "kubernetes" and spec.settings.kubernetes.nodes > 1
-
-
-def group_name(spec: ServingSpec) -> str:
-    """The LeaderWorkerSet's name; pods are `<name>-<group>` (leader) and `<name>-<group>-<index>`."""
-    return spec.name + GROUP_SUFFIX
-
-
-def longest_pod_name(spec: ServingSpec) -> str:
-    """The name (and hostname) of the last worker of the last group."""
-    k = spec.settings.kubernetes
-    return f"{group_name(spec)}-{k.replicas - 1}-{k.nodes - 1}"
 
 
 def leader_args(spec: ServingSpec) -> list[str]:

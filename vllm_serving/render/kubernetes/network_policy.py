@@ -7,7 +7,8 @@ release's own namespace: an empty `podSelector` peer selects every pod of the po
 
 from __future__ import annotations
 
-from vllm_serving.render.kubernetes.parts import Obj, object_meta, selector
+from vllm_serving.render.kubernetes.parts import Obj, object_meta
+from vllm_serving.render.kubernetes.pod_names import selector
 from vllm_serving.settings.kubernetes_peers import AllowFrom
 from vllm_serving.spec import ServingSpec
 

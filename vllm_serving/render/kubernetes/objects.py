@@ -13,12 +13,7 @@ from dataclasses import dataclass
 import yaml
 
 from vllm_serving.masking import shown
-from vllm_serving.render.kubernetes.leader_worker_set import (
-    group_network_policy,
-    is_multi_node,
-    leader_service,
-    leader_worker_set,
-)
+from vllm_serving.render.kubernetes.leader_worker_set import group_network_policy, leader_service, leader_worker_set
 from vllm_serving.render.kubernetes.monitoring import monitoring_objects
 from vllm_serving.render.kubernetes.network_policy import network_policy
 from vllm_serving.render.kubernetes.parts import (
@@ -29,6 +24,7 @@ from vllm_serving.render.kubernetes.parts import (
     registry_secret,
     weights_claim,
 )
+from vllm_serving.render.kubernetes.pod_names import is_multi_node
 from vllm_serving.render.kubernetes.workload import deployment, disruption_budget, service
 from vllm_serving.spec import ServingSpec
 

@@ -129,11 +129,6 @@ def labels(spec: ServingSpec, component: str) -> dict[str, str]:
     }
 
 
-def selector(spec: ServingSpec) -> dict[str, str]:
-    """The immutable part of the labels (the version changes on every upgrade)."""
-    return {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": spec.name}
-
-
 def object_meta(spec: ServingSpec, name: str, component: str, namespaced: bool = True) -> Obj:
     meta: Obj = {"name": name}
     if namespaced:

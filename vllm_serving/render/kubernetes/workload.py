@@ -20,18 +20,16 @@ from vllm_serving.render.kubernetes.parts import (
     registry_secret,
     rollout_seconds,
     secret_env_keys,
-    selector,
     shm_bytes,
     startup_failure_threshold,
     weights_source,
 )
+from vllm_serving.render.kubernetes.pod_names import CONTAINER, selector
 from vllm_serving.render.kubernetes.preflight import preflight_init_containers
 from vllm_serving.settings import VLLM_CACHE_PATH
 from vllm_serving.spec import ServingSpec
 from vllm_serving.timing import LIVENESS, READINESS, STARTUP_PROBE_PERIOD_SECONDS, STARTUP_PROBE_TIMEOUT_SECONDS
 from vllm_serving.units import kubernetes_quantity
-
-CONTAINER = "vllm"
 
 
 def _probe(**timing: int) -> Obj:
