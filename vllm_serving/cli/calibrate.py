@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from vllm_serving.bounded_read import FileRefused, read_regular_file
 from vllm_serving.cli.stacks import STACK_HELP, load_stack
 from vllm_serving.cli.verbs import verb_help
 from vllm_serving.findings import ConfigError
@@ -49,8 +50,8 @@ def register(sub: Any) -> None:
 def _read_log(where: str) -> str:
     if where == "-":
         return sys.stdin.read(MAX_LOG_BYTES)
-    with open(where, "rb") as file:
-        return file.read(MAX_LOG_BYTES).decode("utf-8", "replace")
+    # bounded: a FIFO or a device given as LOG would block or never end (`-` is the way to pipe)
+    return read_regular_file(Path(where), MAX_LOG_BYTES).decode("utf-8", "replace")
 
 
 def _value(value: float | None, unit: str) -> str:
@@ -79,6 +80,10 @@ def run(args: argparse.Namespace) -> int:
         logged = parse_startup_log(_read_log(args.log))
     except OSError as exc:
         print(f"vllm-stack calibrate: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except FileRefused as exc:
+        print(f"vllm-stack calibrate: {args.log} {exc.reason}: give the log as a file, or pipe it to - "
+              "(docker logs vllm 2>&1 | vllm-stack calibrate STACK -)", file=sys.stderr)
         return 2
     if logged.available_kv_gib is None and logged.weights_gib is None:
         print(f"vllm-stack calibrate: {args.log} has no 'Model loading took' nor 'Available KV cache memory' line: "

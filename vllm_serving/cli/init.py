@@ -188,8 +188,7 @@ def _check_unwritten(stack: NewStack, args: argparse.Namespace, source: ConfigSo
             shutil.copy(project / "Pulumi.yaml", mirror / "Pulumi.yaml")
         if source is not None:
             (mirror / source.config_file).parent.mkdir(parents=True, exist_ok=True)
-            (mirror / source.config_file).write_bytes(
-                source.copy if source.copy is not None else (project / source.config_file).read_bytes())
+            (mirror / source.config_file).write_bytes(source.data)  # as read and checked, never read again
         path = stack_path(mirror, stack.name)
         path.write_text(stack_text(stack), encoding="utf-8")
         return check_stack(stack.name, path, mirror)
