@@ -78,6 +78,8 @@ STAGE_CODES: dict[str, StageCode] = {
     "config-secret-in-section": StageCode("settings", "A `secure:` value inside a section: the program gets "
                                                       "the whole section encrypted; never quoted.", SECRETS),
     "config-unknown-key": StageCode("settings", "A key no section has; the closest name is suggested."),
+    "config-too-many-problems": StageCode("settings", "More problems than one check works out in full (50): the "
+                                                      "rest are counted, fixed after the first ones."),
     "config-missing": StageCode("settings", "A required key is absent."),
     "config-type": StageCode("settings", "A value of the wrong type (`8k` for a number)."),
     "config-range": StageCode("settings", "A number outside its range."),

@@ -182,10 +182,11 @@ RULES: tuple[Rule, ...] = (
          "'{path}' would give the container {holds} ({mode})",
          FIX_HOST,
          "A host path that is, or is under, a system directory (/, /etc, /proc, /root, /run, /var/lib/docker, "
-         "/var/lib/kubelet, /var/spool, /tmp itself...; /usr, /bin, /lib, /opt only for the writable cache), a home directory (/home/NAME, "
-         "/Users/NAME, /mnt/c/Users/NAME) or the directory of all homes, in a credentials directory (.ssh, "
-         ".aws, .kube, .docker, .pulumi, .config... in any letter case), or the directory holding the "
-         "Hugging Face token (.cache, .cache/huggingface). Compared as the kernel reads the path.",
+         "/var/lib/kubelet, /var/spool, /tmp itself...; /usr, /bin, /lib, /opt only for the writable cache), "
+         "a home directory (/home/NAME, /Users/NAME, /mnt/c/Users/NAME) or the directory of all homes, in a "
+         "credentials directory (.ssh, .aws, .kube, .docker, .pulumi, .config... in any letter case), or the "
+         "directory holding the Hugging Face token (.cache, .cache/huggingface). Compared as the kernel reads "
+         "the path.",
          "The container reads the host's secrets or, writable, rewrites the host.",
          "this project (vllm_serving/rules/host_path_table.py)", _system, guards=HOST_PATHS),
     Rule("weights-path-is-file", Severity.ERROR, config_key("model", "hostPath"),
