@@ -128,6 +128,20 @@ def _system(ctx: Context) -> list[Facts] | None:
     return found or None
 
 
+def host_path_problem(path: str, writable: bool) -> str | None:
+    """Why a mount of `path` is refused, as the rules above judge it, or None: for a path given
+    outside a stack file (`init --weights`), checked before anything is written."""
+    if ".." in path.split("/"):
+        return f"has a '..' segment; write it without: {kernel_path(path)}"
+    char = next((c for c in ":," if c in path), None)
+    if char is not None:
+        return f"contains '{char}', which Docker's mount syntax splits at"
+    if _socket(path):
+        return "is a socket: a process that can connect to it controls the host"
+    system = system_path(path, writable) or _credentials(path)
+    return None if system is None else f"would give the container {system.holds}"
+
+
 def _weights_file(ctx: Context) -> list[Facts] | None:
     found: list[Facts] = [{KEY: p.key, "path": p.path, "directory": posixpath.dirname(kernel_path(p.path))}
                           for p in host_paths(ctx) if not p.writable
