@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import struct
 import subprocess
 import sys
 import tempfile
@@ -88,7 +89,23 @@ def _check_cases() -> dict[str, tuple[str, dict[str, bytes | None]]]:
                                          f"ssh://deploy@gpu01\n    sshOpts: [{ssh}]\n", 1), {}),
         "a 2 KB spelling of /etc as the cache": (BASE.replace("    hostPath: /u02/models/data/vllm-cache\n",
                                                               paths, 1), {}),
+        "12,000 unknown keys in a section": (BASE.replace("    hostPort: 30006\n", "    hostPort: 30006\n" + "".join(
+            f"    k{i:05d}x: 1\n" for i in range(12_000)), 1), {}),
+        "6,000 waivers of unknown codes": (BASE + "  vllm-serving:waivers:\n" + "".join(
+            f"    - {{code: a-b{i}, reason: r}}\n" for i in range(6_000)), {}),
+        "safetensors header of 100,000 dims": (config, {"models/m/config.json": QWEN35_CONFIG,
+                                                         "models/m/model.safetensors": _dims_header(100_000)}),
     }
+
+
+QWEN35_CONFIG = (ROOT / "tests" / "fixtures" / "hf" / "qwen3.5-27b.config.json").read_bytes()
+
+
+def _dims_header(dims: int) -> bytes:
+    """A safetensors header whose one tensor has `dims` ten-digit dimensions (1 MB for 100,000)."""
+    shape = ",".join(["9999999999"] * dims)
+    raw = ('{"w": {"dtype": "BF16", "shape": [' + shape + '], "data_offsets": [0, 0]}}').encode()
+    return struct.pack("<Q", len(raw)) + raw
 
 
 def _check_seconds(project: Path, text: str, files: dict[str, bytes | None]) -> tuple[float, float, str]:

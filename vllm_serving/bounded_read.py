@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 
 class FileRefused(Exception):
@@ -29,16 +30,23 @@ def _kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
-def read_regular_file(path: Path, limit: int) -> bytes:
-    """The bytes of the regular file at `path` (symlinks to one are followed), at most `limit`;
-    FileRefused for anything else; OSError (FileNotFoundError...) as the open raises it."""
+def open_regular_file(path: Path) -> BinaryIO:
+    """The regular file at `path` open for reading (symlinks to one are followed), for a reader that
+    takes only its start (a safetensors header); FileRefused for anything else; OSError
+    (FileNotFoundError...) as the open raises it."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     fd = os.open(path, flags)
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
         raise FileRefused(f"is {_kind(mode)}, not a regular file")
-    with os.fdopen(fd, "rb") as handle:
+    return os.fdopen(fd, "rb")
+
+
+def read_regular_file(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file at `path` (symlinks to one are followed), at most `limit`;
+    FileRefused for anything else; OSError (FileNotFoundError...) as the open raises it."""
+    with open_regular_file(path) as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise FileRefused(f"is larger than {size_text(limit)}", too_large=True)

@@ -20,6 +20,7 @@ STACK_FILE = "stack file"
 SECRETS = "secrets"
 HOST_PATHS = "host paths"
 EXPOSURE = "exposure"
+CHECKED_FLAGS = "checked flags"
 
 UNWAIVABLE: dict[str, str] = {
     # what a finding guards -> why no waiver sets it aside (the message of `waiver-not-waivable`)
@@ -34,6 +35,9 @@ UNWAIVABLE: dict[str, str] = {
     EXPOSURE: "what the server exposes, its API to the network or the host to the container, is decided "
               "in the settings a reviewer reads (network.bindAddress, network.behindProxy, the apiKey secret, "
               "container.privileged)",
+    CHECKED_FLAGS: "the flag has a key of its own (or, as --config, reads flags from a file): passed in "
+                   "engine.extraArgs it skips every check on what it sets (trust_remote_code, the API's address "
+                   "and port, the model), so the key is set instead",
     "catalog": "without a known GPU and model nothing can be sized or checked",
     "promotion": "a promoted stack runs exactly what its source verified; change the source and promote again",
     "backend objects": "the cluster itself rejects these objects",
@@ -74,6 +78,8 @@ STAGE_CODES: dict[str, StageCode] = {
     "config-secret-in-section": StageCode("settings", "A `secure:` value inside a section: the program gets "
                                                       "the whole section encrypted; never quoted.", SECRETS),
     "config-unknown-key": StageCode("settings", "A key no section has; the closest name is suggested."),
+    "config-too-many-problems": StageCode("settings", "More problems than one check works out in full (50): the "
+                                                      "rest are counted, fixed after the first ones."),
     "config-missing": StageCode("settings", "A required key is absent."),
     "config-type": StageCode("settings", "A value of the wrong type (`8k` for a number)."),
     "config-range": StageCode("settings", "A number outside its range."),

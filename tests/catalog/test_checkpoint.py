@@ -4,7 +4,9 @@ from the safetensors headers beside a configFile (read bounded, never the tensor
 from __future__ import annotations
 
 import json
+import os
 import struct
+import time
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,62 @@ def test_an_unreadable_checkpoint_names_the_config_key(tmp_path: Path) -> None:
         load_hf_config(tmp_path / "config.json", "vllm-serving:model.configFile")
     assert caught.value.findings[0].key == "vllm-serving:model.configFile"
     assert "not JSON" in caught.value.findings[0].message
+
+
+def _raw_shard(path: Path, header_json: str) -> None:
+    raw = header_json.encode()
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw)
+
+
+@pytest.mark.parametrize("shape", [
+    "[1e400]",  # infinity once parsed: int() raised OverflowError, an internal error
+    '["4096"]', "[4.5, 2]", "[-5, 3]", "[true, 2]", "5", "null", '{"0": 4}',
+    "[" + ",".join(["9999999999"] * 20) + "]",  # 20 dims: past any tensor's
+    "[4294967296, 4294967296, 4294967296]",  # 2^96 elements: past any tensor's
+])
+def test_a_tensor_shape_that_is_not_whole_numbers_is_refused_naming_the_tensor(tmp_path: Path, shape: str) -> None:
+    _raw_shard(tmp_path / "model.safetensors",
+               '{"model.layers.0.w": {"dtype": "BF16", "shape": ' + shape + ', "data_offsets": [0, 0]}}')
+    with pytest.raises(HeaderError, match="model.layers.0.w"):
+        header_weights(tmp_path, 1)
+
+
+def test_a_real_tensor_shape_is_counted(tmp_path: Path) -> None:
+    # boundary twin: five dims of a conv weight, and a scalar (shape [])
+    shard(tmp_path / "model.safetensors", {"w": ("BF16", [2, 3, 4, 5, 6]), "s": ("F32", [])})
+    found = header_weights(tmp_path, 1)
+    assert found is not None and found.loaded_bytes == 2 * 3 * 4 * 5 * 6 * 2 + 4
+
+
+def test_a_header_of_a_million_dims_is_refused_in_well_under_a_second(tmp_path: Path) -> None:
+    """A 1 MB header whose shape multiplied out to a million-digit integer took ~10 s of CPU in
+    `check`; it is now refused by its length before any arithmetic."""
+    (tmp_path / "config.json").write_text(QWEN35.read_text())
+    _raw_shard(tmp_path / "model.safetensors",
+               '{"w": {"dtype": "BF16", "shape": [' + ",".join(["9999999999"] * 100_000) + '], "data_offsets": [0,0]}}')
+    started = time.process_time()
+    with pytest.raises(ConfigError) as caught:
+        load_hf_config(tmp_path / "config.json", "vllm-serving:model.configFile")
+    assert time.process_time() - started < 0.5
+    assert "the shape is not a list of at most" in caught.value.findings[0].message
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_an_index_that_is_not_a_regular_file_is_never_read(tmp_path: Path, special: str) -> None:
+    index = tmp_path / "model.safetensors.index.json"
+    if special == "fifo":
+        os.mkfifo(index)  # is_file() is False for it: no checkpoint, nothing read
+        assert header_weights(tmp_path, 1) is None
+    else:
+        index.symlink_to(special)
+        assert header_weights(tmp_path, 1) is None
+
+
+def test_the_shards_headers_together_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("vllm_serving.catalog.checkpoint_headers.MAX_HEADERS_BYTES", 200)
+    names = [f"s{i}.safetensors" for i in range(4)]
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {n: n for n in names}}))
+    for name in names:
+        shard(tmp_path / name, {name: ("BF16", [8, 8])})  # ~100 bytes each: the third passes 200
+    with pytest.raises(HeaderError, match="add up to more than"):
+        header_weights(tmp_path, 1)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +112,26 @@ def test_a_file_without_start_up_lines_is_refused(tmp_path: Path, capsys: pytest
     assert _run(project, str(project / "other.log")) == 2
     assert "has no 'Model loading took'" in capsys.readouterr().err
     assert _run(project, str(project / "missing.log")) == 2
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero", "directory"])
+def test_a_log_that_is_not_a_regular_file_is_refused_without_blocking(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], special: str) -> None:
+    """A FIFO with no writer (a blocking open waits for ever), a device, a directory: exit 2 at once,
+    with the way to pipe a log (run in a thread, so a hang fails the test instead of stalling it)."""
+    project = _project(tmp_path)
+    log = project / "given.log"
+    if special == "fifo":
+        os.mkfifo(log)
+    elif special == "directory":
+        log.mkdir()
+    else:
+        log.symlink_to(special)
+    codes: list[int] = []
+    worker = threading.Thread(target=lambda: codes.append(_run(project, str(log))), daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert codes == [2], "calibrate did not end"
+    err = capsys.readouterr().err
+    assert "not a regular file" in err
+    assert "calibrate STACK -" in err

@@ -147,3 +147,24 @@ def test_json_errors_are_json(project: Path, capsys: pytest.CaptureFixture[str])
     assert init(project, "j", "--gpu", "a100", "--count", "2", "--model", "Qwen3-4B", "--json") == 2
     data = json.loads(capsys.readouterr().out)
     assert data["verb"] == "init" and "A100-80GB" in data["error"]
+
+
+@pytest.mark.parametrize(("weights", "says"), [
+    ("//etc", "starts with '//'"), ("/home/bob", "a user's home"), ("/data/.SSH", "ssh keys"),
+    ("/var/run/docker.sock", "is a socket"), ("/data/a/../etc", "'..' segment"), ("relative/x", "not an absolute path"),
+    ("/data/x\n  trustRemoteCode: true", "control character"), ("/data/a:b", "contains ':'"),
+])
+def test_weights_no_stack_may_mount_are_refused_before_writing(project: Path, weights: str, says: str,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """--weights is model.hostPath: a path the settings or the host-path rules refuse is an argument
+    init cannot use (exit 2), not a stack file written with the error in it."""
+    assert init(project, "w", "--gpu", "A100-80GB", "--count", "1", "--model", "Qwen3-8B", "--weights", weights) == 2
+    assert says in capsys.readouterr().err
+    assert written(project) == []
+
+
+def test_weights_in_their_own_directory_are_written_as_the_kernel_spells_them(project: Path) -> None:
+    # boundary twin: a trailing slash and a doubled one are spellings of a good path
+    assert init(project, "w", "--gpu", "A100-80GB", "--count", "1", "--model", "Qwen3-8B",
+                "--weights", "/data//models/Qwen3-8B/") == 0
+    assert spec_of(project, "w").settings.model.host_path == "/data/models/Qwen3-8B"

@@ -188,3 +188,23 @@ def test_docs_list_what_cannot_be_waived() -> None:
     doc = (DOCS / "rules.md").read_text(encoding="utf-8")
     assert table_in(doc, UNWAIVABLE_START, UNWAIVABLE_END) == unwaivable_table(), \
         "docs/rules.md is stale: uv run python -m vllm_serving.rules.docs"
+
+
+@pytest.mark.parametrize(("extra_args", "code"), [
+    (["--trust-remote-code"], "extra-arg-typed-key"),  # remote code, past engine.trustRemoteCode's review
+    (["--host", "0.0.0.0"], "extra-arg-typed-key"),  # the API's address, past network.bindAddress
+    (["--trust-rem"], "extra-arg-typed-key"),  # an abbreviation argparse takes
+    (["--config", "/data/models/Qwen3.5-27B/serve.yaml"], "extra-arg-forbidden"),  # flags from a file in the weights
+])
+def test_a_waiver_never_passes_a_flag_that_skips_the_checks(extra_args: list[str], code: str) -> None:
+    found = findings([{"code": code, "reason": "we need it, OPS-9"}], engine={"extraArgs": extra_args})
+    assert [(f.waived, f.blocks) for f in by_code(found, code)] == [(None, True)]
+    assert [f.message for f in by_code(found, "waiver-not-waivable")] == [
+        f"{code} cannot be waived: {UNWAIVABLE['checked flags']}"]
+
+
+def test_an_unknown_flag_in_extra_args_can_still_be_waived() -> None:
+    # boundary twin: a flag this project's table may lack (a plugin's) is a fact about vLLM
+    found = findings([{"code": "extra-arg-unknown", "reason": "our plugin adds it, OPS-9"}],
+                     engine={"extraArgs": ["--our-plugin-flag", "1"]})
+    assert [(f.waived, f.blocks) for f in by_code(found, "extra-arg-unknown")] == [("our plugin adds it, OPS-9", False)]

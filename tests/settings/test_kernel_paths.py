@@ -114,3 +114,36 @@ def test_a_node_path_into_the_kubelets_tree_is_refused_in_every_spelling(path: s
         return
     found = [f for rule in host_paths.RULES for f in rule.run(Context(spec))]
     assert any(f.code in REFUSING and f.key == key for f in found), found
+
+
+@pytest.mark.parametrize(("key", "path"), [
+    ("cache", "/var/spool/cron"),  # writable: a crontab the host runs as root
+    ("cache", "/var/spool/cron/crontabs"),
+    ("model", "/var/lib/containers/storage"),  # every Podman/CRI-O container's files
+    ("model", "/var/snap/microk8s/current/credentials"),
+    ("cache", "/var/snap/docker/common/var-lib-docker"),  # a snap Docker's data
+    ("model", "/var/lib/k0s/pki"), ("model", "/var/lib/minikube/certs"), ("cache", "/var/lib/cni"),
+    ("model", "/tmp"), ("model", "/TMP/"), ("cache", "/var/tmp"),  # every user's temp files, ssh-agent sockets
+    ("cache", "/opt"), ("cache", "/opt/cni/bin"), ("cache", "/opt/containerd/lib"),  # programs root runs
+    ("cache", "/nix/store"), ("cache", "/snap/bin"),
+])
+def test_cron_spools_container_stores_shared_temp_and_program_trees_are_refused(key: str, path: str) -> None:
+    assert refused(key, "hostPath", path)
+
+
+@pytest.mark.parametrize(("key", "path"), [
+    ("cache", "/tmp/vllm-cache"), ("cache", "/opt/vllm/cache"), ("model", "/opt/models/Qwen3.5-27B"),
+    ("model", "/opt/cni-models"), ("model", "/nix/store/abc-qwen"),  # read-only weights in a store: nothing to write
+])
+def test_a_folder_of_ones_own_under_tmp_or_opt_passes(key: str, path: str) -> None:
+    assert not refused(key, "hostPath", path)
+
+
+@pytest.mark.parametrize("path", ["/srv/" + "x" * 256, "/srv/" + "é" * 128, "/" + "a/" * 2048 + "b"])
+def test_a_path_the_kernel_refuses_as_too_long_is_refused_by_the_settings(path: str) -> None:
+    with pytest.raises(ValueError, match="ENAMETOOLONG"):
+        absolute_path(path, "path")
+
+
+def test_a_name_of_255_bytes_is_a_path_the_kernel_takes() -> None:
+    assert absolute_path("/srv/" + "x" * 255, "path") == "/srv/" + "x" * 255

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from vllm_serving.bounded_read import FileRefused, read_regular_file
 from vllm_serving.cli.exits import UNUSABLE, print_error
 from vllm_serving.cli.stacks import STACK_HELP, load_stack
 from vllm_serving.cli.verbs import verb_help
@@ -53,8 +54,8 @@ def register(sub: Any) -> None:
 def _read_log(where: str) -> str:
     if where == "-":
         return sys.stdin.read(MAX_LOG_BYTES)
-    with open(where, "rb") as file:
-        return file.read(MAX_LOG_BYTES).decode("utf-8", "replace")
+    # bounded: a FIFO or a device given as LOG would block or never end (`-` is the way to pipe)
+    return read_regular_file(Path(where), MAX_LOG_BYTES).decode("utf-8", "replace")
 
 
 def _value(value: float | None, unit: str) -> str:
@@ -82,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
         logged = parse_startup_log(_read_log(args.log))
     except OSError as exc:
         print_error("calibrate", f"cannot read {args.log}: {exc.strerror or exc}", args.json)
+        return UNUSABLE
+    except FileRefused as exc:
+        print_error("calibrate", f"{args.log} {exc.reason}: give the log as a file, or pipe it to - "
+                    "(docker logs vllm 2>&1 | vllm-stack calibrate STACK -)", args.json)
         return UNUSABLE
     if logged.available_kv_gib is None and logged.weights_gib is None:
         print_error("calibrate", f"{args.log} has no 'Model loading took' nor 'Available KV cache memory' line: "

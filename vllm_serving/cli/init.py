@@ -13,7 +13,8 @@ stack file (findings on stderr); `--json` prints what was chosen and found as JS
 Never overwrites a file. Exit status: 0 written and clean of errors; 1 the model does not fit
 (the message says how many GPUs it needs) or the stack has errors; 2 an argument it cannot use
 (an unknown or ambiguous GPU or model, with the candidates; a TP that does not split the model; a
-file that is not a model's config.json, with the field it lacks; an existing file).
+file that is not a model's config.json, with the field it lacks; a --weights path no stack may mount;
+an existing file).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import PydanticCustomError
+
 from vllm_serving.catalog.models import ModelArchitecture
 from vllm_serving.cli.arg_types import tokens, whole
 from vllm_serving.cli.check import check_stack, print_results
@@ -35,6 +38,7 @@ from vllm_serving.cli.exits import FINDINGS, OK, Unusable, print_error
 from vllm_serving.cli.typed_names import UnusableName, gpu_named, model_named
 from vllm_serving.cli.verbs import verb_help
 from vllm_serving.findings import Finding
+from vllm_serving.rules.host_paths import host_path_problem
 from vllm_serving.scaffold.engine_choice import MAX_GPUS, PINNED_TAG, DoesNotFit, Unworkable, choose_engine
 from vllm_serving.scaffold.model_config_copy import (
     ConfigSource,
@@ -45,7 +49,7 @@ from vllm_serving.scaffold.model_config_copy import (
     write_copy,
 )
 from vllm_serving.scaffold.stack_text import DOCKER_HUB_REPOSITORY, NewStack, stack_text
-from vllm_serving.settings.text_checks import STACK_NAME_FIX, stack_name_problem
+from vllm_serving.settings.text_checks import STACK_NAME_FIX, absolute_path, stack_name_problem
 from vllm_serving.stack_files.loader import stack_path
 
 
@@ -171,8 +175,7 @@ def _check_unwritten(stack: NewStack, args: argparse.Namespace, source: ConfigSo
             shutil.copy(project / "Pulumi.yaml", mirror / "Pulumi.yaml")
         if source is not None:
             (mirror / source.config_file).parent.mkdir(parents=True, exist_ok=True)
-            (mirror / source.config_file).write_bytes(
-                source.copy if source.copy is not None else (project / source.config_file).read_bytes())
+            (mirror / source.config_file).write_bytes(source.data)  # as read and checked, never read again
         path = stack_path(mirror, stack.name)
         path.write_text(stack_text(stack), encoding="utf-8")
         return check_stack(stack.name, path, mirror)
@@ -225,8 +228,24 @@ def _prepare(args: argparse.Namespace, notes: list[str]) -> tuple[NewStack, Path
     if not args.stdout and (path.exists() or path.is_symlink()):
         raise Unusable(f"{path} already exists; refusing to overwrite it "
                        "(edit it, delete it first, pick another NAME, or print it with --stdout)")
+    if args.weights is not None:
+        _check_weights(args.weights)
     source = None if args.model_config is None else _config_source(args.model_config, args.project_dir)
     return new_stack(args, source, notes), path, source
+
+
+def _check_weights(weights: str) -> None:
+    """--weights as model.hostPath takes it and the host-path rules judge it: a path no stack may
+    mount is an argument init cannot use, never a stack file written with an error in it."""
+    try:
+        tidy = absolute_path(weights, "--weights")
+    except PydanticCustomError as exc:
+        raise Unusable(f"{exc.context['message'] if exc.context else exc}; "
+                       f"{exc.context['fix'] if exc.context else ''}") from None
+    assert tidy is not None
+    problem = host_path_problem(tidy, writable=False)
+    if problem is not None:
+        raise Unusable(f"--weights {tidy[:60]!r} {problem}; give the weights' own directory, e.g. /data/models/NAME")
 
 
 def run(args: argparse.Namespace) -> int:

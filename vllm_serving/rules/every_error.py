@@ -24,7 +24,7 @@ from vllm_serving.findings import PROJECT, ConfigError, Finding, by_urgency, con
 from vllm_serving.rules import check
 from vllm_serving.rules.capacity_rules import RULES as CAPACITY_RULES
 from vllm_serving.rules.waivers import WAIVER_CODES
-from vllm_serving.settings.stack_config import parse_stack_config
+from vllm_serving.settings.stack_config import TOO_MANY, parse_stack_config
 from vllm_serving.spec import ServingSpec, resolve
 
 Build = Callable[[Mapping[str, Any]], ServingSpec]
@@ -130,6 +130,8 @@ def every_finding(values: Mapping[str, Any], build: Build) -> list[Finding]:
         return check(build(values))
     except ConfigError as exc:
         first = list(exc.findings)
+    if any(f.code == TOO_MANY for f in first):
+        return first  # not a stack to build again: its next problems would be counted again
     keys = {_whole_waiver(f.key) for f in first}
     stripped = _with_stand_ins(without_keys(values, keys - _STAND_INS.keys()), keys)
     if stripped == dict(values):

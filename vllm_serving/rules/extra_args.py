@@ -13,7 +13,7 @@ from vllm_serving.command.vllm_argv import render_flags
 from vllm_serving.engine.extra_args import Problem, ProblemKind, extra_args_problems
 from vllm_serving.engine.flags import FLAGS
 from vllm_serving.engine.release_registry import release_for_tag
-from vllm_serving.finding_codes import SECRETS
+from vllm_serving.finding_codes import CHECKED_FLAGS, SECRETS
 from vllm_serving.findings import Finding, Severity, config_key
 from vllm_serving.rules.base import Context, Facts, Predicate, Rule
 
@@ -77,14 +77,14 @@ RULES: tuple[Rule, ...] = (
         "extraArgs names a flag that has its own config key (aliases such as -tp, prefixes, --no- and "
         "dotted forms such as --speculative-config.method included).",
         "vLLM takes the last value, so the deployment differs from what the keys, the plan and the "
-        "rules say.", SOURCE, _each("typed-key")),
+        "rules say.", SOURCE, _each("typed-key"), guards=CHECKED_FLAGS),
     ItemRule(
         "extra-arg-forbidden", Severity.ERROR, EXTRA_ARGS,
         "{flag} {detail}",
         "remove it; list the flags you need in engine.extraArgs itself",
         "extraArgs names --help or --config.",
         "--help stops the server at once; --config reads flags no check sees.",
-        SOURCE, _each("forbidden")),
+        SOURCE, _each("forbidden"), guards=CHECKED_FLAGS),
     ItemRule(
         "extra-arg-not-a-flag", Severity.ERROR, EXTRA_ARGS,
         "this item {detail}",

@@ -52,6 +52,16 @@ SYSTEM_PATHS: tuple[SystemPath, ...] = (
     SystemPath("/var/lib/etcd", True, False, "the cluster's state, every Secret among it"),
     SystemPath("/var/lib/rancher", True, False, "k3s/RKE2's state, tokens and certificates"),
     SystemPath("/var/log", True, False, "the host's and every pod's logs"),
+    SystemPath("/var/spool", True, False, "cron and at jobs, which the host runs as their owners (root's too)"),
+    SystemPath("/var/lib/containers", True, False, "every Podman/CRI-O container's files"),
+    SystemPath("/var/snap", True, False, "snap services' data: a snap Docker's containers, MicroK8s credentials"),
+    SystemPath("/var/lib/k0s", True, False, "k0s's state, tokens and certificates"),
+    SystemPath("/var/lib/minikube", True, False, "the cluster's certificates"),
+    SystemPath("/var/lib/cni", True, False, "the node's pod network state"),
+    # shared temporary directories: every user's temp files and the ssh-agent sockets in them
+    # (/tmp/ssh-XXXX/agent.N: a socket works through a bind mount, read-only or not)
+    SystemPath("/tmp", False, False, "every user's temporary files and ssh-agent sockets"),
+    SystemPath("/var/tmp", False, False, "every user's temporary files"),
     # homes, and the directories holding them
     *(SystemPath(root, False, False, _HOMES) for root in HOME_ROOTS),
     *(SystemPath(f"{root}/*", False, False, _HOME) for root in HOME_ROOTS),
@@ -61,7 +71,10 @@ SYSTEM_PATHS: tuple[SystemPath, ...] = (
     SystemPath("/private/var/run", True, False, _SOCKETS),
     SystemPath("/private/var/root", True, False, "root's home (macOS): ssh keys and credentials"),
     *(SystemPath(p, True, True, "the host's installed programs")
-      for p in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")),
+      for p in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/snap", "/nix")),
+    # programs root runs: CNI plugins (the kubelet), containerd's plugins; /opt of every package
+    *(SystemPath(p, True, True, "programs the host runs as root") for p in ("/opt/cni", "/opt/containerd")),
+    SystemPath("/opt", False, True, "the host's optional packages (programs)"),
 )
 # Names that hold credentials wherever they sit (a user's home, a service account's), compared
 # folded: ssh keys and authorized_keys, cloud, cluster, registry, Pulumi and package credentials.

@@ -128,6 +128,20 @@ def _system(ctx: Context) -> list[Facts] | None:
     return found or None
 
 
+def host_path_problem(path: str, writable: bool) -> str | None:
+    """Why a mount of `path` is refused, as the rules above judge it, or None: for a path given
+    outside a stack file (`init --weights`), checked before anything is written."""
+    if ".." in path.split("/"):
+        return f"has a '..' segment; write it without: {kernel_path(path)}"
+    char = next((c for c in ":," if c in path), None)
+    if char is not None:
+        return f"contains '{char}', which Docker's mount syntax splits at"
+    if _socket(path):
+        return "is a socket: a process that can connect to it controls the host"
+    system = system_path(path, writable) or _credentials(path)
+    return None if system is None else f"would give the container {system.holds}"
+
+
 def _weights_file(ctx: Context) -> list[Facts] | None:
     found: list[Facts] = [{KEY: p.key, "path": p.path, "directory": posixpath.dirname(kernel_path(p.path))}
                           for p in host_paths(ctx) if not p.writable
@@ -182,10 +196,11 @@ RULES: tuple[Rule, ...] = (
          "'{path}' would give the container {holds} ({mode})",
          FIX_HOST,
          "A host path that is, or is under, a system directory (/, /etc, /proc, /root, /run, /var/lib/docker, "
-         "/var/lib/kubelet...; /usr, /bin, /lib only for the writable cache), a home directory (/home/NAME, "
-         "/Users/NAME, /mnt/c/Users/NAME) or the directory of all homes, in a credentials directory (.ssh, "
-         ".aws, .kube, .docker, .pulumi, .config... in any letter case), or the directory holding the "
-         "Hugging Face token (.cache, .cache/huggingface). Compared as the kernel reads the path.",
+         "/var/lib/kubelet, /var/spool, /tmp itself...; /usr, /bin, /lib, /opt only for the writable cache), "
+         "a home directory (/home/NAME, /Users/NAME, /mnt/c/Users/NAME) or the directory of all homes, in a "
+         "credentials directory (.ssh, .aws, .kube, .docker, .pulumi, .config... in any letter case), or the "
+         "directory holding the Hugging Face token (.cache, .cache/huggingface). Compared as the kernel reads "
+         "the path.",
          "The container reads the host's secrets or, writable, rewrites the host.",
          "this project (vllm_serving/rules/host_path_table.py)", _system, guards=HOST_PATHS),
     Rule("weights-path-is-file", Severity.ERROR, config_key("model", "hostPath"),

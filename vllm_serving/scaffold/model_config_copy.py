@@ -49,6 +49,8 @@ class ConfigSource:
     """The model's directory name (weights under /models/<folder>, served name): a plain name."""
     copy: bytes | None
     """The bytes to write at `config_file`; None when the file is in the project already."""
+    data: bytes = b""
+    """The bytes read and checked, so nothing reads the path a second time (it may be swapped)."""
 
 
 @dataclass
@@ -94,8 +96,8 @@ def read_config_source(path: Path, project: Path) -> ConfigSource:
     folder = folder_name(resolved.parent.name if resolved.name == CONFIG_NAME
                          else resolved.name.removesuffix(".json").removesuffix(".config"))
     if inside is not None and CONFIG_FILE.fullmatch(inside):  # a path model.configFile takes
-        return ConfigSource(model, inside, folder, None)
-    return ConfigSource(model, f"{MODELS_DIR}/{folder}/{CONFIG_NAME}", folder, data)
+        return ConfigSource(model, inside, folder, None, data)
+    return ConfigSource(model, f"{MODELS_DIR}/{folder}/{CONFIG_NAME}", folder, data, data)
 
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)

@@ -10,6 +10,7 @@ import functools
 import inspect
 import re
 import textwrap
+import threading
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -67,6 +68,29 @@ class Section(BaseModel):
     )
 
 
+def _parsed(source: str) -> ast.Module:
+    """`ast.parse`, retried in a thread of its own when CPython 3.11 refuses it in this one: after a
+    RecursionError (a hostile file's nesting) its AST constructor fails with 'recursion depth
+    mismatch' for the rest of the thread, which turned a config error's message into a crash."""
+    try:
+        return ast.parse(source)
+    except SystemError:
+        outcome: list[ast.Module | Exception] = []
+
+        def parse() -> None:
+            try:
+                outcome.append(ast.parse(source))
+            except Exception as exc:  # raised again in the caller's thread
+                outcome.append(exc)
+
+        worker = threading.Thread(target=parse)
+        worker.start()
+        worker.join()
+        if isinstance(outcome[0], Exception):
+            raise outcome[0] from None
+        return outcome[0]
+
+
 @functools.cache
 def attribute_docs(cls: type) -> dict[str, str]:
     """The docstring under each annotated attribute of a class and its bases (`x: int` then
@@ -74,7 +98,7 @@ def attribute_docs(cls: type) -> dict[str, str]:
     docs: dict[str, str] = {}
     for klass in reversed(cls.__mro__):
         try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+            tree = _parsed(textwrap.dedent(inspect.getsource(klass)))
         except (OSError, TypeError, SyntaxError):  # builtins, classes made at run time
             continue
         body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []

@@ -41,6 +41,20 @@ def _error(code: str, key: str, message: str, fix: str) -> Finding:
     return Finding(code=code, severity=Severity.ERROR, key=key, message=message, fix=fix)
 
 
+MAX_FINDINGS = 50
+"""Findings worked out in full per stack; each costs a close-match search, and a pasted or hostile
+file of 12,000 unknown keys took `check` 17 s of CPU. The rest are counted in one finding."""
+
+
+TOO_MANY = "config-too-many-problems"
+
+
+def _too_many(more: int) -> Finding:
+    return _error("config-too-many-problems", config_key(), f"and {more} more problems past the first {MAX_FINDINGS}",
+                  "fix the ones above first (a stack file with this many is pasted in the wrong place or not a "
+                  "stack file), then run vllm-stack check again")
+
+
 def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
     """The settings model that owns the key at `loc` (aliases), for suggestions."""
     model: type[BaseModel] | None = StackSettings
@@ -174,6 +188,7 @@ def parse_stack_config(
     sections: dict[str, Any] = {}
     secrets_set: set[str] = set()
     unreadable: set[str] = set()
+    overflow = 0
     for full_key, value in values.items():
         namespace, _, name = full_key.rpartition(":")
         if namespace not in ("", PROJECT):
@@ -192,8 +207,10 @@ def parse_stack_config(
             unreadable.add(key)
         elif name in SECTIONS:
             sections[name] = value
-        else:
+        elif len(findings) < MAX_FINDINGS:
             findings.append(_unknown_top_level(key, name))
+        else:
+            overflow += 1
     try:
         # by_name=False: the YAML keys are the camelCase aliases only; a snake_case twin
         # (max_model_len) would bypass every check that reads the raw keys (promotion overrides)
@@ -201,9 +218,14 @@ def parse_stack_config(
                                                 by_name=False)
     except ValidationError as exc:
         # a secret section is not missing: its finding says what is wrong with it
-        findings += [f for f in map(_finding_from, exc.errors())
+        errors = exc.errors()
+        room = max(0, MAX_FINDINGS - len(findings))
+        overflow += max(0, len(errors) - room)
+        findings += [f for f in map(_finding_from, errors[:room])
                      if f.key not in unreadable or f.code != "config-missing"]
         settings = None
+    if overflow:
+        findings.append(_too_many(overflow))
     if findings:
         raise ConfigError(findings)
     assert settings is not None

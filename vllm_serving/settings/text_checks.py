@@ -14,6 +14,8 @@ import re
 from vllm_serving.settings.base import fix_error
 from vllm_serving.settings.kernel_paths import kernel_path, tidy_path
 
+PATH_MAX, NAME_MAX = 4096, 255
+"""Linux's limits (include/uapi/linux/limits.h): a path with its NUL, one name, in bytes."""
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 """Characters no config value reaching a mount, label or command line may contain."""
 _HOST_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -87,7 +89,14 @@ def absolute_path(value: str | None, what: str) -> str | None:
         raise fix_error(f"{what} {value[:60]!r} starts with '//': the kernel, Docker and the kubelet read it as "
                         f"{kernel_path(value)[:60]!r}, which a reader of the stack may not see",
                         f"write it with one leading slash: {tidy_path(value)[:60]}")
-    return tidy_path(value)
+    tidy = tidy_path(value)
+    too_long = next((part for part in tidy.split("/") if len(part.encode()) > NAME_MAX), None)
+    if len(tidy.encode()) >= PATH_MAX or too_long is not None:
+        what_is = f"a name of {len(too_long.encode())} bytes" if too_long is not None else f"{len(tidy.encode())} bytes"
+        raise fix_error(f"{what} {value[:60]!r}... has {what_is}: the kernel refuses it (ENAMETOOLONG), so the "
+                        "mount fails only when the container starts",
+                        f"use a path under {PATH_MAX} bytes with names of at most {NAME_MAX} bytes")
+    return tidy
 
 
 def volume_name(value: str | None) -> str | None:

@@ -17,6 +17,7 @@ from vllm_serving.findings import PROJECT, Finding, Severity
 
 MAX_EDITS = 2
 _PUNCTUATION = re.compile(r"[^a-z0-9]")
+_PROJECT_LETTERS = frozenset(PROJECT)
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -44,6 +45,10 @@ def is_misspelt_project(namespace: str) -> bool:
     # cheap filters before the quadratic distance (a hostile file may hold thousands of namespaces):
     # each edit changes the length by at most 1 and the letter counts by at most 2
     if abs(len(lowered) - len(PROJECT)) > MAX_EDITS:
+        return False
+    # each edit adds or drops at most one distinct letter, a substitution one of each: a set
+    # difference is far cheaper than the letter counts below (8,000 namespaces took 3 s)
+    if len(set(lowered) ^ _PROJECT_LETTERS) > 2 * MAX_EDITS:
         return False
     counts, project = Counter(lowered), Counter(PROJECT)
     if sum(((counts - project) + (project - counts)).values()) > 2 * MAX_EDITS:
