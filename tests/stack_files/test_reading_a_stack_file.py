@@ -43,6 +43,8 @@ def _one(tmp_path: Path, text: str) -> Finding:
     # where the value starts (3), not where the quoted text ends (4)
     ('config:\n  vllm-serving:engine:\n    maxModelLen: !!int "1\n      x"\n', "is not valid YAML at line 3",
      "fix the YAML syntax (indentation, colons, quotes)"),
+    # a control character: PyYAML's reader refuses it by position, with no line to name
+    ("config:\n  a: \x07\n", "is not valid YAML", "fix the YAML syntax (indentation, colons, quotes)"),
 ])
 def test_a_file_that_is_no_stack_file_names_the_file_and_the_fix(tmp_path: Path, text: str, message: str,
                                                                   fix: str) -> None:
@@ -87,6 +89,13 @@ def test_a_non_specific_tag_reads_as_safe_load_reads_it() -> None:
     assert load(text) == yaml.safe_load(text)
 
 
+def test_a_promoting_stack_with_a_misspelt_namespace_is_not_asked_for_its_release(tmp_path: Path) -> None:
+    """Its image and model come from the source: only the misspelt key is reported, not a missing
+    image or model section."""
+    text = stack_file("v100-prod").read_text() + "  vllm-servng:network: {}\n"
+    assert {f.code for f in _refusals(tmp_path, text)} == {"config-namespace-misspelt"}
+
+
 def test_a_misspelt_namespace_is_reported_with_the_settings_errors(tmp_path: Path) -> None:
     codes = {f.code for f in _refusals(tmp_path, "config:\n  vllm-servng:engine: {}\n")}
     assert codes == {"config-namespace-misspelt", "config-missing"}
@@ -110,7 +119,7 @@ def test_a_misspelt_namespace_s_value_moves_to_the_right_key() -> None:
 
 @pytest.mark.parametrize(("a", "b", "distance"), [
     # optimal string alignment, by hand: a transposition is one edit only for neighbours
-    ("ab", "ba", 1), ("ba", "ab", 1), ("xab", "bx", 3), ("abc", "ca", 3)])
+    ("ab", "ba", 1), ("ba", "ab", 1), ("xab", "bx", 3), ("abc", "ca", 3), ("aaa", "a", 2)])
 def test_edit_distance_counts_only_neighbouring_swaps(a: str, b: str, distance: int) -> None:
     assert edit_distance(a, b) == distance
 
