@@ -182,3 +182,9 @@ def test_ssh_s_port_flag_gets_the_o_form_with_the_value_cut_to_sixty_characters(
     f = _ssh_refusal("-p", "2" * 100)
     assert f.message == "'-p' is ssh's -p flag: only -o options are passed"
     assert f.fix == f"write it as '-o Port={'2' * 60}'"
+
+
+def test_a_fleet_host_s_repeated_device_ids_are_shown() -> None:
+    hosts = [{"dockerHost": "ssh://deploy@gpu01.internal", "deviceIds": [1, 1]}]
+    f = _one(f"{PROJECT}:target.hosts[0].deviceIds", target={"kind": "docker", "hosts": hosts})
+    assert (f.message, f.fix) == ("device ids repeat: [1, 1]", "list each GPU index once")
