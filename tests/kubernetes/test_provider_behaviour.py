@@ -15,11 +15,10 @@ import pytest
 
 from tests.conftest import RunProgram, shipped_stack
 from tests.crd_schema import LWS_V0_8, read_crd
-from tests.kubernetes.multi_node_stacks import two_node_spec, two_node_values
+from tests.kubernetes.multi_node_stacks import two_node_values
 from tests.observability.helpers import ON
 from tests.pulumi_harness import ProgramFailed, ProgramRun, Registered, _Mocks
-from tests.stack_builders import make_spec, stack_values
-from vllm_serving.render.kubernetes.parts import rollout_seconds
+from tests.stack_builders import stack_values
 
 API_KEY = "SENTINEL-api-key-provider-rules-0001"
 LWS_TYPE = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
@@ -85,11 +84,14 @@ def test_the_leader_worker_set_waits_until_every_group_is_ready(program: RunProg
 def test_a_rolling_update_has_a_model_load_per_replica_in_turn(program: RunProgram, kind: str) -> None:
     # The provider awaits a whole rollout under one timer; replicas replaced one at a time load the
     # model one after the other. A create starts them all at once.
+    # One rollout step by hand: the load (300 s + 15 s/GiB of weights, up to whole minutes) plus 900 s
+    # to schedule the pod and pull the image. a100-k8s: Qwen3.6-27B-FP8, ~28.3 GiB -> 725 s -> 780 s,
+    # 1680 s. Two-node Llama-3.1-405B: 405e9 x 2 B ~= 754 GiB -> 11,610 s -> 11,640 s, 12,540 s.
     if kind == "Deployment":
         run = program(stack_values(kubernetes={"replicas": 3, **RWX}), stack="a100-k8s", secrets={"apiKey": API_KEY})
-        workload, load = run.one("apps/v1:Deployment"), rollout_seconds(make_spec(kubernetes={"replicas": 3, **RWX}))
+        workload, load = run.one("apps/v1:Deployment"), 1680
     else:
-        workload, load = _lws_run(program, replicas=2).one(LWS_TYPE), rollout_seconds(two_node_spec())
+        workload, load = _lws_run(program, replicas=2).one(LWS_TYPE), 12540
     steps = _rolled_in_turn(workload)
     create, update = (_minutes(workload.custom_timeouts[op]) for op in ("create", "update"))
     assert steps > 1

@@ -5,14 +5,19 @@ from __future__ import annotations
 import pytest
 
 from tests.rules.boundary import Boundary, check_boundary, codes, gpu
-from tests.stack_builders import shipped_settings, spec_of
 from vllm_serving.findings import config_key
-from vllm_serving.rules.base import Context
 
 NO_CHUNKED = ("--no-enable-chunked-prefill",)
 THROUGHPUT = ("--performance-mode", "throughput")
 SEQS_KEY = config_key("engine", "maxNumSeqs")
-A100_BLOCK = Context(spec_of(shipped_settings("a100"))).plan.block_size
+# a100's attention block, worked out by hand from vLLM 0.19.1's HybridAttentionMambaModelConfig
+# (model_executor/models/config.py; prefix caching in align mode: the smallest multiple of 16 whose
+# attention page holds one GDN state). Qwen3.6-27B at TP 4, MTP with 4 speculative tokens:
+#   conv state  (4 - 1 + 4) x (128*16*2 + 128*48) / 4 = 7 x 2560 bf16        =  35,840 B
+#   SSM state   48/4 x 128 x 128 float32 (config.json's mamba_ssm_dtype)      = 786,432 B
+#   attention   2 (K and V) x 4/4 KV heads x 256 head_dim x 1 B (fp8) per token =   512 B
+#   16 x ceil(822,272 / (16 x 512)) = 16 x ceil(100.4) = 16 x 101             = 1616 tokens
+A100_BLOCK = 1616
 
 
 def batch(tokens: int | None = None, seqs: int | None = None, extra: tuple[str, ...] = (),

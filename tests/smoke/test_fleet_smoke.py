@@ -17,8 +17,6 @@ from tests.docker_engine.standin.server import ServerConfig, StandinServer, serv
 from tests.fleet.fleet_stacks import FLEET_FILE, IDS
 from tests.paths import PROJECT_DIR
 from tests.smoke.verb import smoke_verb
-from vllm_serving.smoke.expectations import expectations_from_spec
-from vllm_serving.stack_files.loader import load_spec, stack_path
 
 # Linux routes all of 127.0.0.0/8 to the loopback interface: three hosts, one port
 ADDRESSES = dict(zip(IDS, ("127.0.0.1", "127.0.0.2", "127.0.0.3"), strict=True))
@@ -37,11 +35,13 @@ def _project(directory: Path, port: int) -> Path:
     return directory
 
 
-def _standin(project: Path, **changes: Any) -> ServerConfig:
+def _standin(**changes: Any) -> ServerConfig:
     """A stand-in that answers as the fleet stack's servers should, but for `changes`."""
-    expected = expectations_from_spec(load_spec(stack_path(project, "fleet"), "fleet", project))
-    values: dict[str, Any] = {"served_names": [expected.served_name], "model_path": expected.served_name,
-                              "max_model_len": expected.max_model_len, "auto_tools": expected.tool_calling}
+    # What the fleet stack file says, read by hand: no servedName, so vLLM serves the model under
+    # its --model path, the default mount /models/<model.name>; maxModelLen 32768; no tool parser.
+    served = "/models/Qwen3.6-27B-FP8"
+    values: dict[str, Any] = {"served_names": [served], "model_path": served, "max_model_len": 32768,
+                              "auto_tools": False}
     return ServerConfig(**(values | changes))
 
 
@@ -60,7 +60,7 @@ def start_fleet(tmp_path: Path) -> Iterator[StartFleet]:
             if host in down:
                 continue
             try:
-                servers.append(serve(_standin(project, **changes.get(host, {})), address, port))
+                servers.append(serve(_standin(**changes.get(host, {})), address, port))
             except OSError as exc:
                 pytest.skip(f"cannot serve on {address}:{port} ({exc}): this system routes only 127.0.0.1")
         return project

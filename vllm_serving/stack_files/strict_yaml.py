@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from yaml.constructor import SafeConstructor
+from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
@@ -98,7 +98,11 @@ def _scalar(event: Any, resolver: Resolver, constructor: SafeConstructor) -> Any
     node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
     if tag == MERGE_TAG:
         return node  # the caller refuses it with a message of its own
-    return constructor.construct_object(node)
+    try:
+        return constructor.construct_object(node)
+    except ValueError:
+        # PyYAML's constructors let a bare ValueError out for `!!int x`: a YAML error at the value
+        raise ConstructorError(None, None, f"the value cannot be read as {tag}", node.start_mark) from None
 
 
 def _refuse_anchor(event: Any, where: Where) -> None:

@@ -1,0 +1,168 @@
+"""What a user reads when a stack file cannot be read: the finding names the file (or the key) and
+says what to write; a promoting stack is read with its source's release. Expected texts are the
+refusals' own wording as users see it, the lines counted by hand in the files written here."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.paths import PROJECT_DIR, stack_file
+from vllm_serving.findings import ConfigError, Finding
+from vllm_serving.stack_files.ciphertext import is_ciphertext
+from vllm_serving.stack_files.loader import load_spec, missing_stack_fix, redacted, stack_name
+from vllm_serving.stack_files.namespaces import corrected, edit_distance, namespace_findings
+from vllm_serving.stack_files.strict_yaml import YamlRefused, load
+
+
+def _refusals(tmp_path: Path, text: str) -> list[Finding]:
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        load_spec(path, project_dir=tmp_path)
+    return refused.value.findings
+
+
+def _one(tmp_path: Path, text: str) -> Finding:
+    found = _refusals(tmp_path, text)
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize(("text", "message", "fix"), [
+    ("", "is empty", "add a `config:` mapping with the vllm-serving sections (see Pulumi.v100.yaml)"),
+    ("- a\n- b\n", "holds a list, not a mapping", "start the file with `config:`"),
+    ("other: 1\n", "has no `config:` mapping", "put the vllm-serving sections under a top-level `config:` key"),
+    ("config:\n  vllm-serving:engine:\n\tmaxModelLen: 3\n", "is not valid YAML at line 3: the line is indented "
+     "with a tab", "indent with spaces (YAML forbids tabs in indentation)"),
+    # `!!int` on text: PyYAML raises a bare ValueError, which once escaped as a traceback; the line is
+    # where the value starts (3), not where the quoted text ends (4)
+    ('config:\n  vllm-serving:engine:\n    maxModelLen: !!int "1\n      x"\n', "is not valid YAML at line 3",
+     "fix the YAML syntax (indentation, colons, quotes)"),
+    # a control character: PyYAML's reader refuses it by position, with no line to name
+    ("config:\n  a: \x07\n", "is not valid YAML", "fix the YAML syntax (indentation, colons, quotes)"),
+])
+def test_a_file_that_is_no_stack_file_names_the_file_and_the_fix(tmp_path: Path, text: str, message: str,
+                                                                  fix: str) -> None:
+    f = _one(tmp_path, text)
+    assert (f.code, f.key, f.message, f.fix) == ("stack-file", str(tmp_path / "Pulumi.t.yaml"), message, fix)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("config:\n  a: 1\n---\nb: 2\n", "holds a second YAML document (line 3)"),
+    ("config:\n  ? [a]\n  : 1\n", "has a key that is not a plain word (line 2)"),
+])
+def test_shapes_a_stack_file_never_has_are_stack_file_errors(tmp_path: Path, text: str, message: str) -> None:
+    f = _one(tmp_path, text)
+    assert (f.code, f.message) == ("stack-file", message)
+
+
+def test_a_key_set_twice_names_both_lines(tmp_path: Path) -> None:
+    f = _one(tmp_path, "config:\n  vllm-serving:image: {tag: a}\n  vllm-serving:image: {tag: b}\n")
+    assert f.code == "stack-file-duplicate-key" and f.key == "vllm-serving:image"
+    assert f.message == "'vllm-serving:image' is set twice (lines 2 and 3); YAML would keep only the last one"
+
+
+def test_too_deep_a_value_names_its_key_and_line(tmp_path: Path) -> None:
+    f = _one(tmp_path, "config:\n  vllm-serving:engine:\n    env:\n      A: " + "[" * 300 + "]" * 300 + "\n")
+    assert (f.code, f.key) == ("stack-file-too-deep", "vllm-serving:engine.env.A")
+    assert f.message == "nests deeper than 32 levels (line 4)"
+
+
+def test_a_huge_file_says_why(tmp_path: Path) -> None:
+    f = _one(tmp_path, "config:\n  x: '" + "a" * 2_000_000 + "'\n")
+    assert f.code == "stack-file-too-large" and f.message and f.fix.startswith("a stack file holds settings only")
+
+
+def test_a_refusal_reads_as_its_message() -> None:
+    with pytest.raises(YamlRefused) as refused:
+        load("a: 1\na: 2\n")
+    assert str(refused.value) == refused.value.message
+
+
+def test_a_non_specific_tag_reads_as_safe_load_reads_it() -> None:
+    text = "a: ! 8192\nb: ! x\n"
+    assert load(text) == yaml.safe_load(text)
+
+
+def test_a_promoting_stack_with_a_misspelt_namespace_is_not_asked_for_its_release(tmp_path: Path) -> None:
+    """Its image and model come from the source: only the misspelt key is reported, not a missing
+    image or model section."""
+    text = stack_file("v100-prod").read_text() + "  vllm-servng:network: {}\n"
+    assert {f.code for f in _refusals(tmp_path, text)} == {"config-namespace-misspelt"}
+
+
+def test_a_misspelt_namespace_is_reported_with_the_settings_errors(tmp_path: Path) -> None:
+    codes = {f.code for f in _refusals(tmp_path, "config:\n  vllm-servng:engine: {}\n")}
+    assert codes == {"config-namespace-misspelt", "config-missing"}
+
+
+@pytest.mark.parametrize("namespace", ["vllm-servimg", "vlm-servinh", "vllm-serv\ue000ng"])
+def test_one_or_two_letters_off_is_still_our_namespace(namespace: str) -> None:
+    found = list(namespace_findings([f"{namespace}:engine"]))
+    assert [f.fix for f in found] == ["rename the key to vllm-serving:engine"]
+
+
+def test_a_look_alike_without_a_unicode_name_says_unnamed() -> None:
+    (f,) = namespace_findings(["vllm-serv\ue000ng:engine"])
+    assert "(it holds '\\ue000', U+E000 unnamed, not an ASCII letter)" in f.message
+
+
+def test_a_misspelt_namespace_s_value_moves_to_the_right_key() -> None:
+    assert corrected({"vllm-servng:engine": {"maxModelLen": 8192}, "docker:host": "x"}) == {
+        "vllm-serving:engine": {"maxModelLen": 8192}, "docker:host": "x"}
+
+
+@pytest.mark.parametrize(("a", "b", "distance"), [
+    # optimal string alignment, by hand: a transposition is one edit only for neighbours
+    ("ab", "ba", 1), ("ba", "ab", 1), ("xab", "bx", 3), ("abc", "ca", 3), ("aaa", "a", 2)])
+def test_edit_distance_counts_only_neighbouring_swaps(a: str, b: str, distance: int) -> None:
+    assert edit_distance(a, b) == distance
+
+
+def test_a_missing_stack_file_says_how_to_write_one(tmp_path: Path) -> None:
+    assert missing_stack_fix(tmp_path / "Pulumi.zzz.yaml") == (
+        "write it with vllm-stack init zzz --gpu GPU --count N --model MODEL")
+
+
+@pytest.mark.parametrize(("file", "name"), [("Pulumi.v100.yaml", "v100"), ("Pulumi.a.b.yml", "a.b")])
+def test_the_stack_name_is_the_file_name_between_pulumi_and_the_extension(file: str, name: str) -> None:
+    assert stack_name(Path(file)) == name
+
+
+def test_a_secure_value_in_a_list_is_hidden() -> None:
+    assert redacted({"a": [{"secure": "v1:x:y"}, 1]}) == {"a": ["[secret]", 1]}
+
+
+def test_an_empty_secret_s_ciphertext_is_a_ciphertext() -> None:
+    """Pulumi's passphrase secrets are AES-256-GCM: `v1:` base64(12-byte nonce) `:` base64(sealed),
+    sealed = plaintext + 16-byte tag; an empty secret seals to the tag alone."""
+    nonce, tag = base64.b64encode(bytes(12)).decode(), base64.b64encode(bytes(16)).decode()
+    assert is_ciphertext(f"v1:{nonce}:{tag}", symmetric_only=True)
+    assert not is_ciphertext(f"v1:{nonce}:{base64.b64encode(bytes(15)).decode()}", symmetric_only=True)
+
+
+def test_a_promoting_stack_runs_its_source_s_release() -> None:
+    """v100-prod sets no image or model: they come from v100-staging's file (its Harbor registry,
+    tag v0.19.1, Qwen3.5-27B served as qwen3.5-27b); its own GPUs and port stay its own."""
+    spec = load_spec(stack_file("v100-prod"))
+    image = spec.settings.image
+    assert (image.registry, image.repository, image.tag) == ("192.168.122.156:30000", "vllm/vllm-openai", "v0.19.1")
+    assert spec.served_model_name == "qwen3.5-27b"
+    assert spec.settings.network.host_port == 30006 and spec.settings.engine.gpu_memory_utilization == 0.8
+
+
+def test_project_defaults_come_from_the_project_directory_given(tmp_path: Path) -> None:
+    """A stack file read from elsewhere takes Pulumi.yaml's defaults from the project named."""
+    path = tmp_path / "Pulumi.lone.yaml"
+    shutil.copy(stack_file("v100"), path)
+    text = path.read_text()
+    # without the image section, the tag is the project's default (tests/fixtures/project/Pulumi.yaml)
+    start = text.index("  vllm-serving:image:")
+    end = text.index("  vllm-serving:", start + 1)
+    path.write_text(text[:start] + text[end:])
+    assert load_spec(path, "lone", PROJECT_DIR).settings.image.tag == "v0.19.1"
