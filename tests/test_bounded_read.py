@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import threading
 from pathlib import Path
 
 import pytest
 
 from tests.paths import PROJECT_DIR, stack_file
-from vllm_serving.bounded_read import FileRefused, read_regular_file
+from vllm_serving.bounded_read import FileRefused, open_regular_file, read_regular_file, size_text
 from vllm_serving.cli import main
 
 
-@pytest.mark.parametrize("kind", ["fifo", "directory", "/dev/zero", "/dev/null"])
-def test_anything_but_a_regular_file_is_refused(tmp_path: Path, kind: str) -> None:
+@pytest.mark.parametrize(("kind", "named"), [("fifo", "a pipe (FIFO)"), ("directory", "a directory"),
+                                             ("/dev/zero", "a device"), ("/dev/null", "a device")])
+def test_anything_but_a_regular_file_is_refused(tmp_path: Path, kind: str, named: str) -> None:
     path = tmp_path / "x"
     if kind == "fifo":
         os.mkfifo(path)  # no writer: a blocking open would wait for ever
@@ -26,7 +28,11 @@ def test_anything_but_a_regular_file_is_refused(tmp_path: Path, kind: str) -> No
         path = Path(kind)
     with pytest.raises(FileRefused) as refused:
         read_regular_file(path, 1024)
-    assert "not a regular file" in refused.value.reason
+    # the message says what the path is, so the user knows what they pointed at
+    assert refused.value.reason == f"is {named}, not a regular file"
+    # not "larger than any config.json": the messages built on it say what the path is instead
+    assert not refused.value.too_large
+    assert str(refused.value) == refused.value.reason
 
 
 def test_a_file_past_the_cap_is_refused(tmp_path: Path) -> None:
@@ -35,7 +41,30 @@ def test_a_file_past_the_cap_is_refused(tmp_path: Path) -> None:
     with pytest.raises(FileRefused) as refused:
         read_regular_file(path, 2048)
     assert refused.value.too_large
+    assert refused.value.reason == "is larger than 2 KiB"
     assert read_regular_file(path, 4096) == b"x" * 2049
+
+
+def test_a_regular_file_opens_for_reading_from_its_start(tmp_path: Path) -> None:
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(b"\x08\x00header")
+    with open_regular_file(path) as handle:
+        assert handle.read(2) == b"\x08\x00"
+        assert handle.read() == b"header"
+    with pytest.raises(FileNotFoundError):
+        open_regular_file(tmp_path / "missing")
+    # a unix socket is refused by open(2) itself (ENXIO), as an OSError the callers already report
+    listening = socket.socket(socket.AF_UNIX)
+    listening.bind(str(tmp_path / "agent.sock"))
+    with pytest.raises(OSError):
+        open_regular_file(tmp_path / "agent.sock")
+    listening.close()
+
+
+@pytest.mark.parametrize(("limit", "named"), [(256 * 1024, "256 KiB"), (4 * 2**20, "4 MiB"), (64 * 2**20, "64 MiB"),
+                                              (3 * 2**19, "1536 KiB")])
+def test_a_cap_is_named_in_the_unit_it_was_set_in(limit: int, named: str) -> None:
+    assert size_text(limit) == named
 
 
 @pytest.mark.parametrize("special", ["fifo", "/dev/stdin", "/dev/zero"])

@@ -3,6 +3,7 @@ findings, and in everything a CLI verb prints, whatever file, name or argument i
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import unicodedata
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.cli import main
 from vllm_serving.findings import Finding, Severity
-from vllm_serving.terminal_text import printable
+from vllm_serving.terminal_text import EscapingStream, printable
 
 INERT = {"Cc", "Cf", "Zl", "Zp", "Cs"}
 
@@ -40,6 +41,14 @@ def test_a_finding_is_one_inert_line_in_text_and_json(key: str, message: str) ->
     finding = Finding("stack-file", Severity.ERROR, key, message, "fix")
     assert raw_controls(finding.line()) == []
     assert all(raw_controls(value) == [] for value in finding.as_dict().values())
+
+
+def test_a_stream_keeps_its_line_breaks_and_tabs_and_escapes_the_rest() -> None:
+    # a whole stream is many lines: newlines and tabs (plan's columns) are its own layout, a
+    # carriage return or an escape sequence in a value is not
+    sink = io.StringIO()
+    EscapingStream(sink).write("a\tb\nc\rd\x1b[2J")
+    assert sink.getvalue() == "a\tb\nc\\x0dd\\x1b[2J"
 
 
 HOSTILE = "x\x1b[2J\x1b]8;;evil\x07\rOK\u202e\n== y =="
