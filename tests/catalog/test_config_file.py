@@ -81,6 +81,40 @@ def test_a_file_that_is_no_model_config_says_what_is_missing(
     assert KEY in err and says in err
 
 
+def _qwen3_5_with(**text_config: Any) -> str:
+    config = json.loads(QWEN3_5.read_text(encoding="utf-8"))
+    config["text_config"].update(text_config)
+    return json.dumps(config)
+
+
+@pytest.mark.parametrize(("text_config", "says", "change"), [
+    ({"num_attention_heads": -3}, "num_attention_heads is -3: input should be greater than or equal to 1",
+     "correct num_attention_heads in the config.json"),
+    ({"linear_num_value_heads": 0}, "linear_num_value_heads is 0: input should be greater than or equal to 1",
+     "correct linear_num_value_heads in the config.json"),
+    ({"num_key_value_heads": 5}, "num_attention_heads (24) must be a multiple of num_key_value_heads (5)",
+     "correct num_attention_heads and num_key_value_heads in the config.json"),
+])
+def test_a_refused_value_names_the_config_json_key_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], text_config: dict[str, Any], says: str,
+        change: str) -> None:
+    """The key as config.json spells it, its value and what to change; and no second error that
+    asks for a model.name the stack rightly does not give."""
+    code, _, err = _plan(capsys, _project(tmp_path, {"configFile": RELATIVE}, _qwen3_5_with(**text_config)))
+    assert code == 1
+    assert err.splitlines() == [err.splitlines()[0]]
+    assert f"ERROR model-config-invalid {KEY}: {tmp_path / RELATIVE}: {says} - {change}" in err
+    assert "validation error" not in err
+
+
+def test_a_refused_value_is_quoted_short(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _plan(capsys, _project(tmp_path, {"configFile": RELATIVE},
+                                          _qwen3_5_with(max_position_embeddings=-10**400)))
+    assert code == 1
+    assert "max_position_embeddings is -10000000000000000...0000000000000000000: input should be" in err
+    assert len(err) < 600
+
+
 def test_exactly_one_way_to_name_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     project = _project(tmp_path, {"configFile": RELATIVE, "name": "Qwen3.5-27B"}, QWEN3_5.read_text(encoding="utf-8"))
     code, _, err = _plan(capsys, project)

@@ -52,6 +52,27 @@ def test_a_near_miss_is_suggested_never_taken(typed: str) -> None:
     assert "did you mean" in found.refusal("GPU catalog")
 
 
+@pytest.mark.parametrize(("typed", "suggested"), [("4091", ["RTX-4090"]), ("5091", ["RTX-5090"]),
+                                                  ("4080", ["RTX-4090"])])
+def test_a_number_one_digit_off_suggests_the_card_holding_it(typed: str, suggested: list[str]) -> None:
+    """`--gpu 4091`: `4090` is taken as RTX-4090, so its typo is a question about it (against the
+    whole name `rtx4090` four digits never looked close)."""
+    found = lookup_gpu(typed)
+    assert found.name is None
+    assert list(found.candidates) == suggested
+    assert found.refusal("GPU catalog") == f"{typed!r} is not in the GPU catalog; did you mean {suggested[0]}?"
+
+
+def test_a_number_close_to_none_suggests_nothing() -> None:
+    assert lookup_gpu("12345").candidates == ()
+
+
+def test_capacity_suggests_the_card_for_a_mistyped_number(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["capacity", "--model", "Qwen3-8B", "--gpu", "4091", "--tp", "1", "--max-model-len", "8192"])
+    assert code != 0
+    assert "did you mean RTX-4090?" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("typed", "entry"), [
     ("Qwen/Qwen3-8B", "Qwen3-8B"),
     ("https://huggingface.co/Qwen/Qwen3-8B", "Qwen3-8B"),

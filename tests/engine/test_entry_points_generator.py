@@ -72,12 +72,14 @@ V0_19 = COMMON | {
     "vllm/config/cache.py": "class CacheConfig:\n    gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)",
 }
 V0_34 = COMMON | {
+    "vllm/logger.py": "def configure_logging_from_args(args): ...\ndef init_logger(name): ...",
     "vllm/entrypoints/common/startup.py": "def cli_env_setup(): ...",
     "vllm/entrypoints/cli/main.py": """
         from vllm.logger import configure_logging_from_args, init_logger
         def main():
             from vllm.entrypoints.common.startup import VLLM_SUBCMD_PARSER_EPILOG, cli_env_setup
             cli_env_setup()
+            configure_logging_from_args(args)
     """,
     "vllm/entrypoints/cli/serve.py": """
         from vllm.entrypoints.common.cli_args import make_arg_parser, validate_parsed_serve_args
@@ -129,7 +131,7 @@ def test_v0_19_layout() -> None:
         "usage_context": "vllm.usage.usage_lib:UsageContext",
         "config_context": "vllm.config.vllm:set_current_vllm_config",
         "attention_selector": "vllm.v1.attention.selector:get_attn_backend",
-    }
+    }  # no logging_setup: before v0.31 main.py calls none, which is not a problem
     assert section["memory"] == {"check": "vllm/v1/worker/utils.py:request_memory",
                                  "default_gpu_memory_utilization": 0.9, "extensible_kv_cache": False}
     assert section["signatures"] == {
@@ -152,6 +154,8 @@ def test_v0_34_layout_follows_the_launchers() -> None:
     # setup_server where it is defined (the api_server package re-exports it), cli_env_setup where main() imports it
     assert calls["server_setup"] == "vllm.entrypoints.launchers.launcher:setup_server"
     assert calls["cli_setup"] == "vllm.entrypoints.common.startup:cli_env_setup"
+    # v0.31+: main.py's module-level import of the logging step it calls before validating
+    assert calls["logging_setup"] == "vllm.logger:configure_logging_from_args"
     assert section["memory"]["default_gpu_memory_utilization"] == 0.92
     assert section["memory"]["extensible_kv_cache"] is True
 
@@ -166,3 +170,12 @@ def test_what_cannot_be_followed_is_null_and_listed() -> None:
     assert section["memory"]["check"] is None
     assert problems == ["preflight_entry_points: attention_selector not found",
                         "preflight_entry_points: memory check not found"]
+
+
+def test_a_logging_step_main_calls_but_cannot_be_followed_is_listed() -> None:
+    files = dict(V0_34)
+    del files["vllm/logger.py"]
+    problems: list[str] = []
+    section = extract_entry_points(_tree(files), problems)
+    assert section["calls"]["logging_setup"] is None
+    assert problems == ["preflight_entry_points: logging_setup not found"]

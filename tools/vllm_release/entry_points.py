@@ -5,10 +5,11 @@ Found by following vLLM's own imports from `vllm serve` (entrypoints/cli/serve.p
 name guessing: the parser class and serve validation it imports, the API server module its
 `setup_server`/`run_server` come from (`validate_api_server_args`, and `AsyncEngineArgs` where
 `build_async_engine_client` builds it), the `Attention` layer a model (models/llama.py) uses and the
-`get_attn_backend` that layer imports, and the `cli_env_setup` cli/main.py runs before it
-parses. Each call is written `module:attribute`, as the in-image
-program imports it (vllm_serving/preflight/in_image/vllm_calls.py); what cannot be followed is
-left null and listed in `unextracted`.
+`get_attn_backend` that layer imports, the `cli_env_setup` cli/main.py runs before it
+parses and (v0.31+) the `configure_logging_from_args` it runs before it validates. Each call is
+written `module:attribute`, as the in-image program imports it
+(vllm_serving/preflight/in_image/vllm_calls.py); what cannot be followed is left null and listed
+in `unextracted`; a call the release does not make (logging before v0.31) is left out.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ CONFIG = "vllm/config/__init__.py"
 A_MODEL = "vllm/model_executor/models/llama.py"  # every release has it; its Attention is the layer's
 WORKER = "vllm/v1/worker/"
 MEMORY_REFUSAL = "is less than desired GPU memory utilization"
+LOGGING_SETUP = "configure_logging_from_args"  # v0.31+: cli/main.py calls it between parsing and validating
 
 
 def _resolve(tree: SourceTree, path: str | None, name: str) -> Symbol | None:
@@ -101,7 +103,15 @@ def _calls(tree: SourceTree) -> dict[str, str | None]:
         "usage_context": _at(tree, _resolve(tree, SERVE, "UsageContext") or _resolve(tree, client, "UsageContext")),
         "config_context": _at(tree, _resolve(tree, CONFIG, "set_current_vllm_config")),
         "attention_selector": _at(tree, _resolve(tree, layer, "get_attn_backend")),
+        # v0.31+ cli/main.py: `configure_logging_from_args(args)` after parse_args, before validate
+        "logging_setup": _at(tree, _resolve(tree, CLI_MAIN, LOGGING_SETUP)
+                             or _imported_in_function(tree, CLI_MAIN, "main", LOGGING_SETUP)),
     }
+
+
+def _absent_by_design(tree: SourceTree, name: str) -> bool:
+    """A call this release's `vllm serve` does not make (no logging step before v0.31)."""
+    return name == "logging_setup" and not (tree.has(CLI_MAIN) and tree.contains(CLI_MAIN, LOGGING_SETUP))
 
 
 def _memory_check(tree: SourceTree) -> str | None:
@@ -144,7 +154,7 @@ def _memory(tree: SourceTree) -> dict[str, Any]:
 
 def extract_entry_points(tree: SourceTree, problems: list[str]) -> dict[str, Any]:
     """The `preflight_entry_points` section of one release."""
-    calls = _calls(tree)
+    calls = {name: at for name, at in _calls(tree).items() if at is not None or not _absent_by_design(tree, name)}
     section: dict[str, Any] = {"source": SERVE, "calls": calls, "memory": _memory(tree)}
     engine = _engine_args_class(tree, calls["engine_args"])
     selector = calls["attention_selector"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import reprlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from pydantic import ValidationError
 
 from vllm_serving.bounded_read import FileRefused, read_regular_file
 from vllm_serving.catalog.checkpoint_headers import HeaderError, header_weights
+from vllm_serving.catalog.config_json_errors import excerpt, refused_value
 from vllm_serving.catalog.hf_config_fields import (
     checkpoint_quantization,
     mrope,
@@ -74,15 +74,6 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 CLASS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 # Published config.json files are kilobytes (Qwen3.5's, with its layer list, is 4 KiB).
 MAX_CONFIG_BYTES = 4 * 2**20
-
-
-_QUOTE = reprlib.Repr()
-_QUOTE.maxstring, _QUOTE.maxother, _QUOTE.maxlist, _QUOTE.maxdict, _QUOTE.maxlevel = 40, 40, 4, 4, 2
-
-
-def excerpt(value: object) -> str:
-    """A bad value from the file, quoted short: it may be huge or hostile."""
-    return _QUOTE.repr(value)
 
 
 def _fail(source: str, message: str, fix: str) -> ConfigError:
@@ -289,7 +280,9 @@ def parse_hf_config(config: Mapping[str, Any], source: str = "config.json") -> M
         )
     except KeyError as exc:
         raise _fail(source, f"has no '{exc.args[0]}' (looked in text_config, then the top level)", _FIX) from None
-    except (TypeError, ValueError, AttributeError, OverflowError, ValidationError, ZeroDivisionError) as exc:
+    except ValidationError as exc:  # a ValueError too: said in the file's keys, not pydantic's
+        raise _fail(source, *refused_value(exc)) from None
+    except (TypeError, ValueError, AttributeError, OverflowError, ZeroDivisionError) as exc:
         first = str(exc).splitlines()[0]
         raise _fail(source, f"holds a value the planner cannot use ({first})", _FIX) from None
 

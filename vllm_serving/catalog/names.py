@@ -85,5 +85,18 @@ def lookup(typed: str, names: Sequence[str], spellings: Mapping[str, tuple[str, 
     if holders:
         return Lookup(typed, None, "ambiguous", tuple(holders[:MAX_CANDIDATES]))
     close = difflib.get_close_matches(key, list(by_compact) + list(spellings), n=6, cutoff=0.6)
-    found = [by_compact.get(c) or spellings[c][0] for c in close]
+    found = [by_compact.get(c) or spellings[c][0] for c in close] or _near_number(key, names, words)
     return Lookup(typed, None, None, tuple(dict.fromkeys(found))[:3])
+
+
+def _near_number(key: str, names: Sequence[str], words: Mapping[str, frozenset[str]]) -> list[str]:
+    """The entries holding a number close to an all-digit name (`4091`: RTX-4090's 4090): against
+    a whole name (`rtx4090`) four digits are too short to count as close."""
+    if not key.isdigit():
+        return []
+    holding: dict[str, list[str]] = {}
+    for name in names:
+        for word in words.get(name, frozenset(tokens(name))):
+            if word.isdigit():
+                holding.setdefault(word, []).append(name)
+    return [name for word in difflib.get_close_matches(key, list(holding), n=3, cutoff=0.6) for name in holding[word]]

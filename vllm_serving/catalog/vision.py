@@ -26,10 +26,9 @@ VisionFamily = Literal["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "fixed_resolution"]
 class VisionEncoder(BaseModel):
     """The encoder's shape and the processor limits its profiling depends on."""
 
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True,
-        use_attribute_docstrings=True,
-    )
+    # No use_attribute_docstrings: it parses this module's source at every start-up (~a twentieth
+    # of `plan`'s instructions) for descriptions nothing reads.
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     family: VisionFamily
     depth: int = Field(ge=1)

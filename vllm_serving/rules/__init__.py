@@ -32,6 +32,7 @@ from vllm_serving.rules import (
     quantized_layers,
     scheduler,
     speculative,
+    ssh_link,
     stack_consistency,
 )
 from vllm_serving.rules.base import Context, Rule
@@ -55,6 +56,7 @@ RULES: tuple[Rule, ...] = (
     *container.RULES,
     *host_resources.RULES,
     *exposure.RULES,
+    *ssh_link.RULES,
     *observability.RULES,
     *host_paths.RULES,
     *stack_consistency.RULES,

@@ -104,6 +104,11 @@ def _with_stand_ins(values: Mapping[str, Any], keys: set[str]) -> dict[str, Any]
     return out
 
 
+# A model is given by exactly one of these: with the one given removed, the second build's "give
+# exactly one of model.name, ..." is about the removal, not the stack.
+_MODEL_SOURCES = frozenset(config_key("model", k) for k in ("name", "architecture", "configFile"))
+
+
 def _whole_waiver(key: str) -> str:
     """`vllm-serving:waivers[2].reason` -> `vllm-serving:waivers[2]`: a waiver without a valid
     code or reason waives nothing, so the entry goes rather than the field."""
@@ -133,6 +138,8 @@ def every_finding(values: Mapping[str, Any], build: Build) -> list[Finding]:
     if any(f.code == TOO_MANY for f in first):
         return first  # not a stack to build again: its next problems would be counted again
     keys = {_whole_waiver(f.key) for f in first}
+    if keys & _MODEL_SOURCES:
+        keys |= _MODEL_SOURCES
     stripped = _with_stand_ins(without_keys(values, keys - _STAND_INS.keys()), keys)
     if stripped == dict(values):
         return first

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from vllm_serving.findings import Finding, Severity, config_key
 from vllm_serving.fleet import HOST_KEYS, HostSpec, fleet_hosts
 from vllm_serving.rules.base import KEY, Context, Facts, Rule
+from vllm_serving.settings.ssh_options import unchecked_host_key
 from vllm_serving.settings.target import ssh_hostname
 from vllm_serving.spec import ServingSpec
 
@@ -185,8 +186,11 @@ def host_finding(finding: Finding, host: HostSpec) -> Finding:
 
 def rules_view(host: HostSpec) -> object:
     """What tells hosts apart for the one-server rules: the GPUs given, and a local socket from
-    an ssh host. Hosts equal here get the same findings (only the keys name each host)."""
-    return host.spec.settings.hardware.device_ids, host.spec.settings.target.docker_hostname is None
+    an ssh host, and the options that turn off its host-key check (rules/ssh_link.py). Hosts equal
+    here get the same findings (only the keys name each host)."""
+    target = host.spec.settings.target
+    unchecked = tuple(text for _, text in unchecked_host_key(target.ssh_opts))
+    return host.spec.settings.hardware.device_ids, target.docker_hostname is None, unchecked
 
 
 def check_fleet(spec: ServingSpec, hosts: tuple[HostSpec, ...],

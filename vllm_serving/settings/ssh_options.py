@@ -249,3 +249,26 @@ def _endpoint_parts(docker_host: str | None) -> tuple[str | None, str | None]:
     """(user, port) of an ssh:// endpoint, each None when it gives none."""
     match = re.fullmatch(r"ssh://(?:([^@/]+)@)?(?:\[[^\]]+\]|[^:/]+)(?::(\d+))?/?", docker_host or "")
     return (match.group(1), match.group(2)) if match else (None, None)
+
+
+# Values of allowed keywords that turn off the check of the host's key (ssh_config(5)): `no`
+# connects to a host whose key changed; a known_hosts of /dev/null forgets every key, so each
+# connection meets the host as new (accepted under accept-new or no, refused in BatchMode).
+UNCHECKED_HOST_KEY: dict[str, frozenset[str]] = {
+    "stricthostkeychecking": frozenset({"no"}),
+    "userknownhostsfile": frozenset({"/dev/null"}),
+}
+
+
+def unchecked_host_key(options: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(index, `Keyword=Value`) of each option of an accepted list that turns off host-key
+    checking; a pair is named by the index of its `-o`."""
+    found = []
+    for index, item in enumerate(options):
+        if item == "-o":
+            continue
+        paired = index > 0 and options[index - 1] == "-o"
+        match = SETTING.fullmatch(item if paired else item.removeprefix("-o"))
+        if match and match.group("value").lower() in UNCHECKED_HOST_KEY.get(match.group("key").lower(), ()):
+            found.append((index - paired, f"{ALLOWED[match.group('key').lower()].name}={match.group('value')}"))
+    return found

@@ -73,7 +73,7 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
     "usage_context": ("vllm.usage.usage_lib:UsageContext",),
     "config_context": ("vllm.config.vllm:set_current_vllm_config", "vllm.config:set_current_vllm_config"),
     "attention_selector": ("vllm.v1.attention.selector:get_attn_backend", "vllm.attention.selector:get_attn_backend"),
-    # v0.31+ cli/main.py calls it between parsing and validating (found here only; no registry records it yet)
+    # v0.31+ cli/main.py calls it between parsing and validating (the registries record it from v0.31)
     "logging_setup": ("vllm.logger:configure_logging_from_args",),
 }
 
