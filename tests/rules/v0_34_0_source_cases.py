@@ -222,8 +222,7 @@ CASES: list[Case] = [
     # -- the scheduler's batch limits ---------------------------------------------------------------------
     case("maxNumSeqs 4096 on A100 (2048 tokens default)", R, SCHED, engine(maxNumSeqs=4096),
          codes=("max-num-batched-tokens-below-max-num-seqs",)),
-    case("maxNumSeqs 16384 on B200 (>= 160 GiB: 16384 tokens)", S, SCHED, gpu("B200"), engine(maxNumSeqs=16384),
-         marks=wrong("the scheduler rule's batch defaults are one hand table, not the release's tiers")),
+    case("maxNumSeqs 16384 on B200 (>= 160 GiB: 16384 tokens)", S, SCHED, gpu("B200"), engine(maxNumSeqs=16384)),
     case("maxNumSeqs 16385 on B200", R, SCHED, gpu("B200"), engine(maxNumSeqs=16385),
          codes=("max-num-batched-tokens-below-max-num-seqs",)),
     case("maxNumSeqs 8193 on H100 (8192)", R, SCHED, gpu("H100-80GB"), engine(maxNumSeqs=8193),
