@@ -34,6 +34,8 @@ QWEN3_235_FP8 = {"name": "Qwen3-235B-A22B-FP8"}
 QWEN3_30_FP8 = {"name": "Qwen3-30B-A3B-FP8"}
 EP = ("--enable-expert-parallel",)
 GPT_OSS = {"name": "gpt-oss-20b"}
+BNB = {"name": None, "architecture": QWEN.model_copy(update={"quantization": "bitsandbytes"})}
+NEVER_A_METHOD = {"name": None, "architecture": QWEN.model_copy(update={"quantization": "vendor-private"})}
 
 
 def forced(method: str | None, **engine: object) -> dict[str, object]:
@@ -41,6 +43,12 @@ def forced(method: str | None, **engine: object) -> dict[str, object]:
 
 
 BOUNDARIES = [
+    Boundary("quantization-checkpoint-dropped", "a100", {"model": BNB, "image": {"tag": "v0.28.0"}},
+             {"model": BNB, "image": {"tag": "v0.27.1"}}, "bitsandbytes checkpoint: v0.28.0 (dropped) -> v0.27.1",
+             says=("v0.27.1 was the last", "pin image.tag v0.27.1")),
+    Boundary("quantization-checkpoint-dropped", "a100", {"model": BNB, "image": {"tag": "v0.34.0"}},
+             {"model": NEVER_A_METHOD, "image": {"tag": "v0.34.0"}},
+             "bitsandbytes -> a name no release listed (an override may claim it: left alone)"),
     Boundary("quantization-unknown", "v100", {"engine": forced("marlin"), "hardware": A100},
              {"engine": forced("fp8"), "hardware": A100}, "marlin -> fp8 on a 16-bit checkpoint",
              says=("awq, awq_marlin, bitsandbytes", "v0.19.1"), lacks=("experts_int8", "cpu_awq")),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from vllm_serving.engine import release_facts
 from vllm_serving.engine.expressions import Capability, MissingInput, Unsupported, evaluate
-from vllm_serving.engine.release_registry import QuantizationMethod
+from vllm_serving.engine.release_registry import QuantizationMethod, known_versions, load
 from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import KEY, Context, Facts, Rule
 
@@ -94,6 +94,27 @@ def _unknown(ctx: Context) -> Facts | None:
     if forced is None or _known(ctx, forced) or forced in ACCEPTS.get(checkpoint_method(ctx), {}):
         return None
     return {"method": forced, "version": ctx.release.tag, "valid": _valid(ctx)}
+
+
+def _last_reader(ctx: Context, method: str) -> str | None:
+    """The newest earlier release whose registry lists `method`: proof that vLLM dropped it.
+    A name no release listed is left alone (an override may claim it: INC reads auto-round)."""
+    mine = tuple(int(p) for p in ctx.release.version.split("."))
+    older = [v for v in known_versions() if tuple(int(p) for p in v.split(".")) < mine]
+    return next((v for v in reversed(older) if method in load(v).quantization_methods), None)
+
+
+def _checkpoint_dropped(ctx: Context) -> Facts | None:
+    """`_verify_quantization`: a checkpoint method no override claims must be in the release's
+    QUANTIZATION_METHODS (v0.34 has no bitsandbytes)."""
+    checkpoint = checkpoint_method(ctx)
+    if checkpoint is None or ctx.engine.quantization is not None or _known(ctx, checkpoint):
+        return None
+    last = _last_reader(ctx, checkpoint)
+    if last is None:
+        return None
+    return {"method": checkpoint, "version": ctx.release.tag, "last": last,
+            "valid": _valid(ctx)}
 
 
 def _mismatch(ctx: Context) -> Facts | None:
@@ -220,6 +241,13 @@ RULES: tuple[Rule, ...] = (
          "GPTQ/AWQ checkpoints).",
          "vLLM exits: \"Unknown quantization method: ... Must be one of [...]\".",
          f"{QUANT_SRC}; vllm/model_executor/layers/quantization/__init__.py QUANTIZATION_METHODS", _unknown),
+    Rule("quantization-checkpoint-dropped", Severity.ERROR, config_key("image", "tag"),
+         "the checkpoint's quantization {method} is not a method vLLM {version} knows (v{last} was the "
+         "last release to read it)",
+         "pin image.tag v{last} or older, or serve a checkpoint quantized as one of {valid}",
+         "vLLM dropped the method the checkpoint's config.json names (quantization_config.quant_method).",
+         "vLLM exits: \"Unknown quantization method: ... Must be one of [...]\".",
+         f"{QUANT_SRC}; vllm/model_executor/layers/quantization/__init__.py QUANTIZATION_METHODS", _checkpoint_dropped),
     Rule("quantization-checkpoint-mismatch", Severity.ERROR, QUANT,
          "quantization {method} does not match the {checkpoint} checkpoint",
          "{fix}",
