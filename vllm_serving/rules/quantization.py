@@ -185,52 +185,6 @@ def _act_dtype(ctx: Context) -> Facts | None:
             "version": ctx.release.tag}
 
 
-EXPERT_PARALLEL = "--enable-expert-parallel"
-
-
-def moe_split(ctx: Context) -> int:
-    """How many ranks share each expert's width (fused_moe/config.py `FusedMoEParallelConfig.make`):
-    TP x DP flattened, or 1 with expert parallelism (whole experts per rank)."""
-    world = ctx.tp * (ctx.engine.data_parallel_size or 1)
-    return 1 if ctx.extra_switch(EXPERT_PARALLEL) is True and world > 1 else world
-
-
-def _fp8_block_split(ctx: Context) -> Facts | None:
-    """The release's `Fp8MoEMethod.create_weights` checks on each rank's share of an expert, and
-    `FusedMoE`'s own assertion that the share is whole."""
-    config, experts = ctx.model.quantization_config, ctx.model.experts
-    checks = release_facts.quantization(ctx.release).fp8_moe_checks
-    if effective_method(ctx) != "fp8" or config is None or config.weight_block_size is None or experts is None \
-            or experts.intermediate_size is None or not checks:
-        return None
-    width, split = experts.intermediate_size, moe_split(ctx)
-    block_n, block_k = config.weight_block_size
-    ok = ", ".join(str(n) for n in range(1, 65) if _split_ok(width, n, block_n, block_k, checks, ctx.tp)) or "none"
-    facts = {"width": width, "split": split, "block": f"{block_n}x{block_k}", "ok": ok, "layout": _layout(ctx)}
-    if width % split:
-        return {**facts, "why": f"{width} does not divide by {split} (FusedMoE asserts it)"}
-    per = width // split
-    for when, message in checks:
-        if evaluate(when, {"intermediate_size_per_partition": per, "block_n": block_n, "block_k": block_k,
-                           "tp_size": ctx.tp}):
-            why = message.format(intermediate_size_per_partition=per, block_n=block_n, block_k=block_k)
-            return {**facts, "why": why}
-    return None
-
-
-def _split_ok(width: int, split: int, block_n: int, block_k: int, checks: tuple[tuple[str, str], ...], tp: int) -> bool:
-    if width % split:
-        return False
-    values = {"intermediate_size_per_partition": width // split, "block_n": block_n, "block_k": block_k,
-              "tp_size": tp}
-    return not any(evaluate(when, values) for when, _ in checks)
-
-
-def _layout(ctx: Context) -> str:
-    dp = ctx.engine.data_parallel_size or 1
-    return f"TP {ctx.tp}" + (f" x DP {dp}" if dp > 1 else "")
-
-
 QUANT_SRC = "vllm/config/model.py ModelConfig._verify_quantization"
 
 RULES: tuple[Rule, ...] = (
@@ -272,17 +226,6 @@ RULES: tuple[Rule, ...] = (
          "vLLM exits: \"torch.float16 is not supported for quantization method mxfp4. Supported dtypes: [...]\".",
          "vllm/config/vllm.py VllmConfig._get_quantization_config; get_supported_act_dtypes in "
          "vllm/model_executor/layers/quantization/*.py", _act_dtype),
-    Rule("fp8-block-moe-split", Severity.ERROR, config_key("engine", "tensorParallelSize"),
-         "{layout} splits each expert's {width}-wide FP8 weights {split} ways, against {block} blocks: {why}",
-         "add --enable-expert-parallel to engine.extraArgs (whole experts per GPU), or split experts over one of "
-         "these TP x DP sizes: {ok}",
-         "FP8 block-quantized MoE experts: each rank's share of an expert (width / (TP x DP) without expert "
-         "parallelism) is whole and a multiple of the block.",
-         "vLLM exits while building the model: \"The output_size of gate's and up's weight = 192 is not "
-         "divisible by weight quantization block_n = 128\".",
-         "vllm/model_executor/layers/quantization/fp8.py Fp8MoEMethod.create_weights; "
-         "vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make; "
-         "vllm/model_executor/layers/fused_moe/layer.py FusedMoE.__init__", _fp8_block_split),
     Rule("quantization-cc-too-low", Severity.ERROR, QUANT,
          "{method} kernels need compute capability {need}; {gpu} has {cc}",
          "use a GPTQ checkpoint (runs from CC 6.0) or a GPU with CC {need}+",
