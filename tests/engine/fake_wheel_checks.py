@@ -10,6 +10,20 @@ from tests.engine.fake_wheel_facts import FACT_REPLACES, FACT_SOURCES
 _SCHEMES = "vllm/model_executor/layers/quantization/compressed_tensors/schemes/"
 
 CHECK_SOURCES = {
+    # v0.29+: a TP shard that is not whole checkpoint blocks gets finer scale blocks
+    "vllm/model_executor/layers/fused_moe/oracle/fp8.py": '''
+        import math
+
+        def refine_fp8_moe_block_shape(config, weight_block_size):
+            block_n, block_k = weight_block_size
+            ispp = config.intermediate_size_per_partition
+            if ispp % block_n == 0 and (config.tp_size == 1 or ispp % block_k == 0):
+                return None
+            refine = math.gcd(block_n, block_k, ispp, config.hidden_dim)
+            if refine < 32:
+                return None
+            return [refine, refine]
+    ''',
     "vllm/v1/spec_decode/metrics.py": '''
         import prometheus_client
 
@@ -113,8 +127,15 @@ _BACKEND = FACT_SOURCES["vllm/v1/attention/backend.py"]
 _FLASHINFER = FACT_SOURCES["vllm/v1/attention/backends/flashinfer.py"]
 _BLOCK_SIZES = '''
             @staticmethod
-            def get_supported_kernel_block_sizes():
-                return [16, 32, 64]
+            def get_supported_kernel_block_sizes(kv_cache_spec=None):
+                # v0.34: pages >= 128 only when the current config says Blackwell TRT-LLM serves them
+                use_large_pages = False
+                vllm_config = get_current_vllm_config_or_none()
+                if vllm_config is not None and vllm_config.model_config is not None:
+                    use_large_pages = vllm_config.model_config.get_num_kv_heads() > 0
+                if not use_large_pages:
+                    return [16, 32, 64]
+                return [16, 32, 64, 128, 256, 512, 1024]
 
             @classmethod
             def get_supported_head_sizes(cls) -> list[int]:'''

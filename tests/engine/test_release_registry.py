@@ -392,6 +392,7 @@ def test_generator_reads_the_checks_vllm_makes_while_building(tmp_path: Path) ->
     assert row["when"] == ("tp_size > 1 and input_size // input_size_per_partition == tp_size and "
                            "(input_size_per_partition % block_k != 0)")
     assert row["message"].startswith("Weight input_size_per_partition = {input_size_per_partition}")
+    assert quant["fp8_moe_refine_min_block"] == 32
     spec = data["speculative"]
     assert spec["aux_hidden_states"]["methods"] == ["eagle3", "extract_hidden_states"]
     assert spec["aux_hidden_states"]["model_types"] == ["llama", "qwen", "gpt_oss"]

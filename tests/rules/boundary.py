@@ -73,7 +73,8 @@ def check_boundary(case: Boundary) -> None:
     assert case.code not in codes(case.stack, case.twin), f"{case.code} tripped on the twin {case.twin}"
 
 
-def gpu(name: str, cc: tuple[int, int], mib: int = 81920, label: str | None = None) -> GpuSpec:
+def gpu(name: str, cc: tuple[int, int], mib: int = 81920, label: str | None = None,
+        cuda_total_gib: float | None = None) -> GpuSpec:
     """A GPU outside the catalog, for boundaries no catalog GPU sits on."""
     return GpuSpec(name=name, compute_capability=cc, memory_mib=mib, product_label=label or f"NVIDIA-{name}",
-                   architecture="test")
+                   architecture="test", cuda_total_gib=cuda_total_gib)

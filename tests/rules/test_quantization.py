@@ -30,10 +30,9 @@ def gptq(sym: bool) -> dict[str, object]:
         "quantization": "gptq", "weights_dtype": "float16", "quantization_config": CheckpointQuantization(
             bits=4, group_size=128, symmetric=sym, desc_act=False)})}
 GGUF = {"name": None, "architecture": QWEN.model_copy(update={"quantization": "gguf"})}
-QWEN3_235_FP8 = {"name": "Qwen3-235B-A22B-FP8"}
-QWEN3_30_FP8 = {"name": "Qwen3-30B-A3B-FP8"}
-EP = ("--enable-expert-parallel",)
 GPT_OSS = {"name": "gpt-oss-20b"}
+BNB = {"name": None, "architecture": QWEN.model_copy(update={"quantization": "bitsandbytes"})}
+NEVER_A_METHOD = {"name": None, "architecture": QWEN.model_copy(update={"quantization": "vendor-private"})}
 
 
 def forced(method: str | None, **engine: object) -> dict[str, object]:
@@ -41,6 +40,12 @@ def forced(method: str | None, **engine: object) -> dict[str, object]:
 
 
 BOUNDARIES = [
+    Boundary("quantization-checkpoint-dropped", "a100", {"model": BNB, "image": {"tag": "v0.28.0"}},
+             {"model": BNB, "image": {"tag": "v0.27.1"}}, "bitsandbytes checkpoint: v0.28.0 (dropped) -> v0.27.1",
+             says=("v0.27.1 was the last", "pin image.tag v0.27.1")),
+    Boundary("quantization-checkpoint-dropped", "a100", {"model": BNB, "image": {"tag": "v0.34.0"}},
+             {"model": NEVER_A_METHOD, "image": {"tag": "v0.34.0"}},
+             "bitsandbytes -> a name no release listed (an override may claim it: left alone)"),
     Boundary("quantization-unknown", "v100", {"engine": forced("marlin"), "hardware": A100},
              {"engine": forced("fp8"), "hardware": A100}, "marlin -> fp8 on a 16-bit checkpoint",
              says=("awq, awq_marlin, bitsandbytes", "v0.19.1"), lacks=("experts_int8", "cpu_awq")),
@@ -114,19 +119,6 @@ BOUNDARIES = [
                                                         "engine": forced(None, dtype="bfloat16")},
              {"model": GGUF, "hardware": {"gpu": "H100-80GB"}, "engine": forced(None, dtype="bfloat16")},
              "GGUF in bfloat16: B200 (10.0) -> H100 (9.0)"),
-    Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 8}},
-             {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 4}},
-             "Qwen3-235B-A22B-FP8: TP 8 (1536/8 = 192) -> TP 4 (384)", says=("192", "block_n = 128")),
-    Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 8}},
-             {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 8, "extra_args": EP}},
-             "TP 8: + --enable-expert-parallel (whole experts per GPU)"),
-    Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_235_FP8,
-                                             "engine": {"tensor_parallel_size": 2, "data_parallel_size": 4}},
-             {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 2, "data_parallel_size": 2}},
-             "TP 2 x DP 4 without EP shares experts 8 ways -> DP 2", says=("TP 2 x DP 4",)),
-    Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_30_FP8, "engine": {"tensor_parallel_size": 4}},
-             {"model": QWEN3_30_FP8, "engine": {"tensor_parallel_size": 4, "extra_args": ("-ep",)}},
-             "Qwen3-30B-A3B-FP8 TP 4 (768/4 = 192): + -ep"),
     Boundary("quantization-cc-too-low", "v100", {"engine": forced("modelopt"), "hardware": {"gpu": "A100-80GB"}},
              {"engine": forced("modelopt"), "hardware": {"gpu": "L4"}}, "modelopt: A100 (8.0) -> L4 (8.9)",
              says=("8.9",)),

@@ -1,6 +1,7 @@
 """quantized_layers.py at its boundaries (vLLM v0.19.1's registry): a compressed-tensors scheme
 against the GPU (`_get_scheme_from_parts`, each scheme's `get_min_capability`), and FP8 blocks
-against the tensor-parallel split of the row-parallel layers (`validate_fp8_block_shape`)."""
+against the tensor-parallel split of the row-parallel layers (`validate_fp8_block_shape`) and of
+the routed experts (`Fp8MoEMethod.create_weights`; v0.34.0's refinement)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from vllm_serving.catalog.models import MODELS, CheckpointQuantization, QuantSch
 from vllm_serving.findings import config_key
 
 QWEN3_8B = MODELS["Qwen3-8B"]
+QWEN3_235_FP8 = {"name": "Qwen3-235B-A22B-FP8"}
+QWEN3_30_FP8 = {"name": "Qwen3-30B-A3B-FP8"}
+EP = ("--enable-expert-parallel",)
+V0_34 = {"tag": "v0.34.0"}
 # RedHatAI's *-FP8-dynamic (llm-compressor W8A8 FP8) and *-quantized.w4a16 config groups
 W8A8_FP8 = QuantScheme(weights_type="float", weights_bits=8, activations_type="float", activations_bits=8)
 W4A16 = QuantScheme(weights_type="int", weights_bits=4, group_size=128)
@@ -40,6 +45,27 @@ BOUNDARIES = [
     Boundary("fp8-block-linear-split", "a100", tp(8), tp(4),
              "Qwen3-4B-FP8 down_proj 9728: TP 8 (1216 per rank) -> TP 4 (2432, 19 blocks)",
              says=("mlp.down_proj", "1216", "block_k = 128")),
+
+    Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 8}},
+             {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 4}},
+             "Qwen3-235B-A22B-FP8: TP 8 (1536/8 = 192) -> TP 4 (384)", says=("192", "block_n = 128")),
+    Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 8}},
+             {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 8, "extra_args": EP}},
+             "TP 8: + --enable-expert-parallel (whole experts per GPU)"),
+    Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_235_FP8,
+                                             "engine": {"tensor_parallel_size": 2, "data_parallel_size": 4}},
+             {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 2, "data_parallel_size": 2}},
+             "TP 2 x DP 4 without EP shares experts 8 ways -> DP 2", says=("TP 2 x DP 4",)),
+    Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_30_FP8, "engine": {"tensor_parallel_size": 4}},
+             {"model": QWEN3_30_FP8, "engine": {"tensor_parallel_size": 4, "extra_args": ("-ep",)}},
+             "Qwen3-30B-A3B-FP8 TP 4 (768/4 = 192): + -ep"),
+    Boundary("fp8-block-moe-split", "a100",
+             {"model": QWEN3_30_FP8, "image": V0_34, "hardware": {"count": 16}, "engine": {"tensor_parallel_size": 16}},
+             {"model": QWEN3_30_FP8, "image": V0_34, "hardware": {"count": 16}, "engine": {"tensor_parallel_size": 8}},
+             "v0.34.0 refines blocks: TP 16 (768/16 = 48, gcd 16 < 32) -> TP 8 (96: 32-wide blocks)", says=("48",)),
+    Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_30_FP8, "engine": {"tensor_parallel_size": 4}},
+             {"model": QWEN3_30_FP8, "image": V0_34, "engine": {"tensor_parallel_size": 4}},
+             "TP 4 (192): v0.19.1 raises -> v0.34.0 refines to 64-wide scale blocks"),
 ]
 
 

@@ -25,6 +25,7 @@ def batch(tokens: int | None = None, seqs: int | None = None, extra: tuple[str, 
     return {"engine": {"max_num_batched_tokens": tokens, "max_num_seqs": seqs, "extra_args": extra, **engine}}
 
 
+V0_34 = {"tag": "v0.34.0"}
 BOUNDARIES = [
     Boundary("max-num-batched-tokens-below-max-model-len", "v100", batch(8191, extra=NO_CHUNKED),
              batch(8192, extra=NO_CHUNKED), "chunked prefill off, maxModelLen 8192: 8191 -> 8192 tokens"),
@@ -39,9 +40,19 @@ BOUNDARIES = [
              "A100-sized default of 2048 tokens: 2049 -> 2048 sequences", key=SEQS_KEY),
     Boundary("max-num-batched-tokens-below-max-num-seqs", "v100", batch(seqs=2049), batch(seqs=2049, extra=NO_CHUNKED),
              "2049 sequences: chunked prefill on -> off (the default rises to maxModelLen 8192)", key=SEQS_KEY),
-    Boundary("max-num-batched-tokens-below-max-num-seqs", "a100", {**batch(seqs=2049), "gpu": gpu("G", (9, 0), 71679)},
-             {**batch(seqs=2049), "gpu": gpu("G", (9, 0), 71680)}, "70 GiB - 1 MiB -> 70 GiB (large defaults)",
+    Boundary("max-num-batched-tokens-below-max-num-seqs", "a100",
+             {**batch(seqs=2049), "gpu": gpu("G", (9, 0), 81920, cuda_total_gib=70 - 1 / 1024)},
+             {**batch(seqs=2049), "gpu": gpu("G", (9, 0), 81920, cuda_total_gib=70)},
+             "CUDA total 70 GiB - 1 MiB -> 70 GiB (large defaults: vLLM compares get_device_total_memory)",
              key=SEQS_KEY),
+    Boundary("max-num-batched-tokens-below-max-num-seqs", "a100",
+             {**batch(seqs=8193), "image": V0_34, "gpu": gpu("G", (10, 0), 196608, cuda_total_gib=160 - 1 / 1024)},
+             {**batch(seqs=8193), "image": V0_34, "gpu": gpu("G", (10, 0), 196608, cuda_total_gib=160)},
+             "v0.34.0, CUDA total 160 GiB - 1 MiB -> 160 GiB (16384 tokens: the tier v0.28 added)", key=SEQS_KEY),
+    Boundary("max-num-batched-tokens-below-max-num-seqs", "a100",
+             {**batch(seqs=8193), "gpu": gpu("G", (10, 0), 196608, cuda_total_gib=170)},
+             {**batch(seqs=8193), "image": V0_34, "gpu": gpu("G", (10, 0), 196608, cuda_total_gib=170)},
+             "a 170 GiB GPU: v0.19.1 (8192 tokens) -> v0.34.0 (16384)", key=SEQS_KEY),
     Boundary("max-num-batched-tokens-below-max-num-seqs", "a100", batch(seqs=2049),
              {**batch(seqs=2049), "hardware": {"gpu": "H100-80GB"}},
              "2049 sequences, tokens unset: A100-80GB (2048) -> H100 (8192)", key=SEQS_KEY),

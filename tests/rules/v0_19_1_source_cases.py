@@ -67,6 +67,8 @@ class Case:
     config: tuple[Any, ...] | None = None
     """(base config.json path, keys to set): the model is given as model.configFile."""
     extra: dict[str, Any] = field(default_factory=dict)
+    marks: tuple[Any, ...] = ()
+    """pytest marks: a case the rules still decide wrongly is xfail(strict=True) with the reason."""
 
 
 BASE: dict[str, Any] = {
@@ -107,8 +109,8 @@ def quantized(base: Any, method: str, **more: Any) -> tuple[Any, ...]:
 
 
 def case(id: str, expect: str, source: str, *parts: dict[str, Any], codes: tuple[str, ...] = (),
-         config: tuple[Any, ...] | None = None) -> Case:
-    return Case(id, expect, source, on(*parts), codes, config)
+         config: tuple[Any, ...] | None = None, marks: tuple[Any, ...] = ()) -> Case:
+    return Case(id, expect, source, on(*parts), codes, config, marks=marks)
 
 
 R, S = REFUSES, STARTS

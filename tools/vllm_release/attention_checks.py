@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from tools.vllm_release.fold_ast import Ref, Scope, Unfoldable
+from tools.vllm_release.fold_ast import Ref, Scope, Unfoldable, simplify
 from tools.vllm_release.predicates import Folder
 from tools.vllm_release.source_tree import Symbol, message_template
 
@@ -86,16 +86,27 @@ BLOCK_SIZE_REASON = "block_size not supported"
 def _block_size_when(folder: Folder, scope: Scope) -> str | None:
     """The base class's `supports_block_size` loops over `get_supported_kernel_block_sizes()`
     (a size must be a multiple of one of them, `MultipleOf(n)` counting as n); where the backend
-    returns a fixed list (FlashInfer: 16, 32, 64) that loop is written out as one condition.
-    None where the list depends on the model (FlashAttention's on a hybrid model's Mamba cache)."""
+    returns a fixed list (FlashInfer: 16, 32, 64) that loop is written out as one condition. A
+    body that branches first is folded (v0.34 FlashInfer offers pages >= 128 only when the
+    current vLLM config says Blackwell TRT-LLM can use them; with no config - the machine fact
+    `predicates.ASSUMED` states - it returns 16, 32, 64). None where the list depends on the
+    model (FlashAttention's on a hybrid model's Mamba cache)."""
     cls = scope.env.get("cls")
     found = folder.find_method(cls.symbol, "get_supported_kernel_block_sizes") if isinstance(cls, Ref) else None
-    body = [s for s in found.node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))] \
-        if found is not None and isinstance(found.node, ast.FunctionDef) else []
-    if len(body) != 1 or not isinstance(body[0], ast.Return) or not isinstance(body[0].value, ast.List | ast.Tuple):
+    if found is None or not isinstance(found.node, ast.FunctionDef) or not isinstance(cls, Ref):
+        return None
+    body = [s for s in found.node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.List | ast.Tuple):
+        listed: ast.expr = body[0].value
+    else:
+        try:
+            listed = simplify(folder.call(found, [], {}, cls.symbol))
+        except Unfoldable:
+            return None
+    if not isinstance(listed, ast.List | ast.Tuple):
         return None
     bases = []
-    for item in body[0].value.elts:
+    for item in listed.elts:
         size = item.args[0] if isinstance(item, ast.Call) and ast.unparse(item.func).endswith("MultipleOf") \
             and item.args else item
         if not (isinstance(size, ast.Constant) and isinstance(size.value, int)):

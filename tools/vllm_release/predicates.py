@@ -145,6 +145,10 @@ class Folder(BodyFolder):
             if isinstance(value, Ref) and value.symbol.kind == "class" and value.symbol.name in self.enum_names:
                 return index  # `Mode[name]`: the member named so (members fold to their names)
             raise Unfoldable("subscript")
+        if isinstance(node, ast.NamedExpr):  # `if size := helper(): ...` binds the name for the branch
+            value = self.expr(node.value, scope)
+            scope.env[node.target.id] = value
+            return value
         if isinstance(node, ast.JoinedStr):
             parts = [self.expr(v.value, scope) if isinstance(v, ast.FormattedValue) else v for v in node.values]
             if all(isinstance(p, ast.Constant) for p in parts):
@@ -277,6 +281,9 @@ class Folder(BodyFolder):
             callee = self.expr(func, scope)
         if isinstance(callee, Ref) and callee.symbol.kind == "class" and callee.symbol.name == "DeviceCapability":
             return ast.Tuple(args, ast.Load())
+        if isinstance(callee, Ref) and callee.symbol.kind == "class" and callee.symbol.name == "MultipleOf":
+            # an entry of a block-size list (attention_checks._block_size_when); text() refuses it elsewhere
+            return ast.Call(ast.Name("MultipleOf", ast.Load()), args, [])
         if isinstance(callee, Ref) and callee.symbol.kind == "function":
             return self.call(callee.symbol, args, kwargs, callee.bound or scope.bound)
         if isinstance(callee, ast.Name) and callee.id == "isinstance" and len(args) == 2 \

@@ -27,6 +27,7 @@ from tools.vllm_release.quantization_layers import (
     compressed_tensors_schemes,
     fp8_linear_block_checks,
     fp8_moe_block_checks,
+    fp8_moe_refine_min_block,
     min_capability,
 )
 from tools.vllm_release.source_tree import SourceTree, Symbol, class_method, literal_str
@@ -73,6 +74,7 @@ def extract_quantization(tree: SourceTree, problems: list[str]) -> dict[str, Any
         problems.append("quantization: QuantizationMethods not found")
     return {"source": QUANTIZATION_INIT, "methods": methods, "override_order": _override_order(tree, problems),
             "marlin": _marlin(tree, problems), "fp8_moe_block_checks": fp8_moe_block_checks(tree, problems),
+            "fp8_moe_refine_min_block": fp8_moe_refine_min_block(tree, problems),
             "fp8_linear_block_checks": fp8_linear_block_checks(tree, problems),
             "compressed_tensors_schemes": compressed_tensors_schemes(tree, problems)}
 

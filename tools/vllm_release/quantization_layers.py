@@ -105,16 +105,63 @@ def fp8_linear_block_checks(tree: SourceTree, problems: list[str]) -> dict[str, 
 
 
 def fp8_moe_block_checks(tree: SourceTree, problems: list[str]) -> list[dict[str, str]] | None:
-    """The `raise ValueError` conditions `Fp8MoEMethod.create_weights` checks on a block-quantized
-    checkpoint, over `intermediate_size_per_partition`, `block_n`, `block_k` and `tp_size`. From
-    v0.29 a shard that is not whole blocks may be refined to smaller blocks or padded instead
-    (`refine_fp8_moe_block_shape`): the raises then sit under that condition and are not read."""
+    """The `raise ValueError` conditions a block-quantized checkpoint's `Fp8MoEMethod.create_weights`
+    checks on each rank's share of an expert, over `intermediate_size_per_partition`, `block_n`,
+    `block_k` and `tp_size`: raised outright up to v0.28; from v0.29 only while the block scales
+    were not refined (`self.weight_scale_refine is None`: inline in v0.29, then in
+    `fp8_utils.validate_fp8_block_shape_moe`), which `fp8_moe_refine_min_block` decides."""
     cls = tree.resolve(FP8, "Fp8MoEMethod") if tree.has(FP8) else None
     method = class_method(cls.node, "create_weights") if cls and isinstance(cls.node, ast.ClassDef) else None
     if method is None:
         problems.append("quantization: Fp8MoEMethod.create_weights not found")
         return None
-    checks = _raises(method, _MOE_INPUTS)
+    checks = _raises(method, _MOE_INPUTS) or _refine_gated_raises(method)
+    if not checks and "validate_fp8_block_shape_moe" in ast.unparse(method):
+        helper = tree.resolve(FP8_UTILS, "validate_fp8_block_shape_moe") if tree.has(FP8_UTILS) else None
+        checks = _raises(helper.node, _MOE_INPUTS) if helper and isinstance(helper.node, ast.FunctionDef) else []
     if not checks:
         problems.append("quantization: FP8 MoE block checks not found")
     return checks
+
+
+_REFINE_UNSET = "self.weight_scale_refine is None"
+
+
+def _refine_gated_raises(func: ast.FunctionDef) -> list[dict[str, str]]:
+    """v0.29's `if <test over inputs>: if self.weight_scale_refine is None: raise ...`."""
+    checks = []
+    for node in ast.walk(func):
+        inner = next((s for s in node.body if isinstance(s, ast.If) and ast.unparse(s.test) == _REFINE_UNSET), None) \
+            if isinstance(node, ast.If) else None
+        raised = next((s for s in inner.body if isinstance(s, ast.Raise)), None) if inner else None
+        if not isinstance(node, ast.If) or raised is None:
+            continue
+        names = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+        if names and names <= _MOE_INPUTS:
+            message = raised.exc.args[0] if isinstance(raised.exc, ast.Call) and raised.exc.args else None
+            checks.append({"when": ast.unparse(node.test),
+                           "message": message_template(message) if message is not None else ""})
+    return checks
+
+
+FP8_MOE_ORACLE = "vllm/model_executor/layers/fused_moe/oracle/fp8.py"
+_REFINE_GCD = "math.gcd(block_n, block_k, ispp, config.hidden_dim)"
+
+
+def fp8_moe_refine_min_block(tree: SourceTree, problems: list[str]) -> int | None:
+    """`refine_fp8_moe_block_shape` (v0.29+): a shard that is not whole checkpoint blocks gets
+    scale blocks of gcd(block_n, block_k, shard width, hidden size) when that is at least this
+    floor (32) - then create_weights raises nothing; None before v0.29 (no refinement).
+    With `--moe-backend auto` (the default) the refinement always applies."""
+    func = tree.resolve(FP8_MOE_ORACLE, "refine_fp8_moe_block_shape") if tree.has(FP8_MOE_ORACLE) else None
+    if func is None or not isinstance(func.node, ast.FunctionDef):
+        return None
+    if _REFINE_GCD not in ast.unparse(func.node):
+        problems.append(f"quantization: refine_fp8_moe_block_shape no longer takes {_REFINE_GCD}")
+        return None
+    for node in ast.walk(func.node):
+        if isinstance(node, ast.Compare) and ast.unparse(node.left) == "refine" and isinstance(node.ops[0], ast.Lt) \
+                and isinstance(node.comparators[0], ast.Constant) and isinstance(node.comparators[0].value, int):
+            return node.comparators[0].value
+    problems.append("quantization: refine_fp8_moe_block_shape's floor not statically readable")
+    return None

@@ -109,6 +109,9 @@ class QuantizationFacts:
     input_size_per_partition, block_k; message)."""
     scheme_min_capability: Mapping[str, int] | None = None
     """Compressed-tensors scheme class -> its minimum compute capability (75 = CC 7.5)."""
+    fp8_moe_refine_min_block: int | None = None
+    """v0.29+: a shard refined to gcd(block_n, block_k, shard, hidden size)-wide scale blocks when
+    that is at least this (fused_moe/oracle/fp8.py refine_fp8_moe_block_shape) skips fp8_moe_checks."""
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,7 @@ def quantization(release: VllmRelease) -> QuantizationFacts:
         fp8_moe_checks=tuple((c["when"], c["message"]) for c in checks) if checks else None,
         fp8_linear_row=_checks(linear.get("row")) if linear else None,
         scheme_min_capability=schemes.get("min_capability") if schemes else None,
+        fp8_moe_refine_min_block=found.get("fp8_moe_refine_min_block"),
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from vllm_serving.engine import release_facts
 from vllm_serving.engine.expressions import Capability, MissingInput, Unsupported, evaluate
-from vllm_serving.engine.release_registry import QuantizationMethod
+from vllm_serving.engine.release_registry import QuantizationMethod, known_versions, load
 from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import KEY, Context, Facts, Rule
 
@@ -96,6 +96,27 @@ def _unknown(ctx: Context) -> Facts | None:
     return {"method": forced, "version": ctx.release.tag, "valid": _valid(ctx)}
 
 
+def _last_reader(ctx: Context, method: str) -> str | None:
+    """The newest earlier release whose registry lists `method`: proof that vLLM dropped it.
+    A name no release listed is left alone (an override may claim it: INC reads auto-round)."""
+    mine = tuple(int(p) for p in ctx.release.version.split("."))
+    older = [v for v in known_versions() if tuple(int(p) for p in v.split(".")) < mine]
+    return next((v for v in reversed(older) if method in load(v).quantization_methods), None)
+
+
+def _checkpoint_dropped(ctx: Context) -> Facts | None:
+    """`_verify_quantization`: a checkpoint method no override claims must be in the release's
+    QUANTIZATION_METHODS (v0.34 has no bitsandbytes)."""
+    checkpoint = checkpoint_method(ctx)
+    if checkpoint is None or ctx.engine.quantization is not None or _known(ctx, checkpoint):
+        return None
+    last = _last_reader(ctx, checkpoint)
+    if last is None:
+        return None
+    return {"method": checkpoint, "version": ctx.release.tag, "last": last,
+            "valid": _valid(ctx)}
+
+
 def _mismatch(ctx: Context) -> Facts | None:
     forced = ctx.engine.quantization
     checkpoint = checkpoint_method(ctx)
@@ -164,52 +185,6 @@ def _act_dtype(ctx: Context) -> Facts | None:
             "version": ctx.release.tag}
 
 
-EXPERT_PARALLEL = "--enable-expert-parallel"
-
-
-def moe_split(ctx: Context) -> int:
-    """How many ranks share each expert's width (fused_moe/config.py `FusedMoEParallelConfig.make`):
-    TP x DP flattened, or 1 with expert parallelism (whole experts per rank)."""
-    world = ctx.tp * (ctx.engine.data_parallel_size or 1)
-    return 1 if ctx.extra_switch(EXPERT_PARALLEL) is True and world > 1 else world
-
-
-def _fp8_block_split(ctx: Context) -> Facts | None:
-    """The release's `Fp8MoEMethod.create_weights` checks on each rank's share of an expert, and
-    `FusedMoE`'s own assertion that the share is whole."""
-    config, experts = ctx.model.quantization_config, ctx.model.experts
-    checks = release_facts.quantization(ctx.release).fp8_moe_checks
-    if effective_method(ctx) != "fp8" or config is None or config.weight_block_size is None or experts is None \
-            or experts.intermediate_size is None or not checks:
-        return None
-    width, split = experts.intermediate_size, moe_split(ctx)
-    block_n, block_k = config.weight_block_size
-    ok = ", ".join(str(n) for n in range(1, 65) if _split_ok(width, n, block_n, block_k, checks, ctx.tp)) or "none"
-    facts = {"width": width, "split": split, "block": f"{block_n}x{block_k}", "ok": ok, "layout": _layout(ctx)}
-    if width % split:
-        return {**facts, "why": f"{width} does not divide by {split} (FusedMoE asserts it)"}
-    per = width // split
-    for when, message in checks:
-        if evaluate(when, {"intermediate_size_per_partition": per, "block_n": block_n, "block_k": block_k,
-                           "tp_size": ctx.tp}):
-            why = message.format(intermediate_size_per_partition=per, block_n=block_n, block_k=block_k)
-            return {**facts, "why": why}
-    return None
-
-
-def _split_ok(width: int, split: int, block_n: int, block_k: int, checks: tuple[tuple[str, str], ...], tp: int) -> bool:
-    if width % split:
-        return False
-    values = {"intermediate_size_per_partition": width // split, "block_n": block_n, "block_k": block_k,
-              "tp_size": tp}
-    return not any(evaluate(when, values) for when, _ in checks)
-
-
-def _layout(ctx: Context) -> str:
-    dp = ctx.engine.data_parallel_size or 1
-    return f"TP {ctx.tp}" + (f" x DP {dp}" if dp > 1 else "")
-
-
 QUANT_SRC = "vllm/config/model.py ModelConfig._verify_quantization"
 
 RULES: tuple[Rule, ...] = (
@@ -220,6 +195,13 @@ RULES: tuple[Rule, ...] = (
          "GPTQ/AWQ checkpoints).",
          "vLLM exits: \"Unknown quantization method: ... Must be one of [...]\".",
          f"{QUANT_SRC}; vllm/model_executor/layers/quantization/__init__.py QUANTIZATION_METHODS", _unknown),
+    Rule("quantization-checkpoint-dropped", Severity.ERROR, config_key("image", "tag"),
+         "the checkpoint's quantization {method} is not a method vLLM {version} knows (v{last} was the "
+         "last release to read it)",
+         "pin image.tag v{last} or older, or serve a checkpoint quantized as one of {valid}",
+         "vLLM dropped the method the checkpoint's config.json names (quantization_config.quant_method).",
+         "vLLM exits: \"Unknown quantization method: ... Must be one of [...]\".",
+         f"{QUANT_SRC}; vllm/model_executor/layers/quantization/__init__.py QUANTIZATION_METHODS", _checkpoint_dropped),
     Rule("quantization-checkpoint-mismatch", Severity.ERROR, QUANT,
          "quantization {method} does not match the {checkpoint} checkpoint",
          "{fix}",
@@ -244,17 +226,6 @@ RULES: tuple[Rule, ...] = (
          "vLLM exits: \"torch.float16 is not supported for quantization method mxfp4. Supported dtypes: [...]\".",
          "vllm/config/vllm.py VllmConfig._get_quantization_config; get_supported_act_dtypes in "
          "vllm/model_executor/layers/quantization/*.py", _act_dtype),
-    Rule("fp8-block-moe-split", Severity.ERROR, config_key("engine", "tensorParallelSize"),
-         "{layout} splits each expert's {width}-wide FP8 weights {split} ways, against {block} blocks: {why}",
-         "add --enable-expert-parallel to engine.extraArgs (whole experts per GPU), or split experts over one of "
-         "these TP x DP sizes: {ok}",
-         "FP8 block-quantized MoE experts: each rank's share of an expert (width / (TP x DP) without expert "
-         "parallelism) is whole and a multiple of the block.",
-         "vLLM exits while building the model: \"The output_size of gate's and up's weight = 192 is not "
-         "divisible by weight quantization block_n = 128\".",
-         "vllm/model_executor/layers/quantization/fp8.py Fp8MoEMethod.create_weights; "
-         "vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make; "
-         "vllm/model_executor/layers/fused_moe/layer.py FusedMoE.__init__", _fp8_block_split),
     Rule("quantization-cc-too-low", Severity.ERROR, QUANT,
          "{method} kernels need compute capability {need}; {gpu} has {cc}",
          "use a GPTQ checkpoint (runs from CC 6.0) or a GPU with CC {need}+",

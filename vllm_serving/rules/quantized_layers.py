@@ -13,10 +13,15 @@ scheme runs on, and FP8 blocks that the tensor-parallel split leaves whole.
   never trips on the decoder's column layers: qkv_proj and gate_up_proj are merged, and
   `ColumnParallelLinear._maybe_allow_fp8_block_shape_mismatch` (model_executor/layers/linear.py,
   every release from v0.17) skips the validation of a merged layer whose partitions are not whole
-  blocks. The conditions are the release's. Routed experts: quantization.py.
+  blocks. The conditions are the release's.
+- Routed FP8 experts: `Fp8MoEMethod.create_weights` checks each rank's share of an expert
+  against the block, unless (v0.29+) `refine_fp8_moe_block_shape` gives it finer scale blocks.
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 from vllm_serving.catalog.models import QuantScheme
 from vllm_serving.engine import release_facts
@@ -114,6 +119,71 @@ SCHEME_SRC = ("vllm/model_executor/layers/quantization/compressed_tensors/compre
               "CompressedTensorsConfig._get_scheme_from_parts, get_scheme, _check_scheme_supported; "
               "get_min_capability in vllm/model_executor/layers/quantization/compressed_tensors/schemes/*.py")
 
+EXPERT_PARALLEL = "--enable-expert-parallel"
+
+
+def moe_split(ctx: Context) -> int:
+    """How many ranks share each expert's width (fused_moe/config.py `FusedMoEParallelConfig.make`):
+    TP x DP flattened, or 1 with expert parallelism (whole experts per rank)."""
+    world = ctx.tp * (ctx.engine.data_parallel_size or 1)
+    return 1 if ctx.extra_switch(EXPERT_PARALLEL) is True and world > 1 else world
+
+
+def _fp8_block_split(ctx: Context) -> Facts | None:
+    """The release's `Fp8MoEMethod.create_weights` checks on each rank's share of an expert, and
+    `FusedMoE`'s own assertion that the share is whole."""
+    config, experts = ctx.model.quantization_config, ctx.model.experts
+    facts_q = release_facts.quantization(ctx.release)
+    checks = facts_q.fp8_moe_checks
+    if effective_method(ctx) != "fp8" or config is None or config.weight_block_size is None or experts is None \
+            or experts.intermediate_size is None or not checks:
+        return None
+    width, split = experts.intermediate_size, moe_split(ctx)
+    block_n, block_k = config.weight_block_size
+    shard = _Shard(block_n, block_k, ctx.model.hidden_size, facts_q.fp8_moe_refine_min_block, checks)
+    ok = ", ".join(str(n) for n in range(1, 65) if _split_ok(width, n, shard, ctx.tp)) or "none"
+    facts = {"width": width, "split": split, "block": f"{block_n}x{block_k}", "ok": ok, "layout": _layout(ctx)}
+    if width % split:
+        return {**facts, "why": f"{width} does not divide by {split} (FusedMoE asserts it)"}
+    per = width // split
+    if shard.refined(per):
+        return None
+    for when, message in checks:
+        if evaluate(when, {"intermediate_size_per_partition": per, "block_n": block_n, "block_k": block_k,
+                           "tp_size": ctx.tp}):
+            why = message.format(intermediate_size_per_partition=per, block_n=block_n, block_k=block_k)
+            return {**facts, "why": why}
+    return None
+
+
+@dataclass(frozen=True)
+class _Shard:
+    block_n: int
+    block_k: int
+    hidden: int
+    refine_min: int | None
+    checks: tuple[tuple[str, str], ...]
+
+    def refined(self, per: int) -> bool:
+        """refine_fp8_moe_block_shape: finer scale blocks replace the checkpoint's (no raise)."""
+        return self.refine_min is not None and math.gcd(self.block_n, self.block_k, per, self.hidden) >= self.refine_min
+
+
+def _split_ok(width: int, split: int, shard: _Shard, tp: int) -> bool:
+    if width % split:
+        return False
+    if shard.refined(width // split):
+        return True
+    values = {"intermediate_size_per_partition": width // split, "block_n": shard.block_n,
+              "block_k": shard.block_k, "tp_size": tp}
+    return not any(evaluate(when, values) for when, _ in shard.checks)
+
+
+def _layout(ctx: Context) -> str:
+    dp = ctx.engine.data_parallel_size or 1
+    return f"TP {ctx.tp}" + (f" x DP {dp}" if dp > 1 else "")
+
+
 RULES: tuple[Rule, ...] = (
     Rule("quantization-scheme-cc-too-low", Severity.ERROR, config_key("model", "name"),
          "the compressed-tensors scheme of this checkpoint ({scheme}: {classes}) needs compute capability "
@@ -136,4 +206,17 @@ RULES: tuple[Rule, ...] = (
          "vllm/model_executor/layers/quantization/fp8.py Fp8LinearMethod.create_weights; "
          "vllm/model_executor/layers/linear.py ColumnParallelLinear._maybe_allow_fp8_block_shape_mismatch",
          _linear_split),
+    Rule("fp8-block-moe-split", Severity.ERROR, config_key("engine", "tensorParallelSize"),
+         "{layout} splits each expert's {width}-wide FP8 weights {split} ways, against {block} blocks: {why}",
+         "add --enable-expert-parallel to engine.extraArgs (whole experts per GPU), or split experts over one of "
+         "these TP x DP sizes: {ok}",
+         "FP8 block-quantized MoE experts: each rank's share of an expert (width / (TP x DP) without expert "
+         "parallelism) is whole and a multiple of the block; from v0.29 a share whose gcd with the block and the "
+         "hidden size is >= 32 gets finer scale blocks instead.",
+         "vLLM exits while building the model: \"The output_size of gate's and up's weight = 192 is not "
+         "divisible by weight quantization block_n = 128\".",
+         "vllm/model_executor/layers/quantization/fp8.py Fp8MoEMethod.create_weights; "
+         "vllm/model_executor/layers/fused_moe/oracle/fp8.py refine_fp8_moe_block_shape (v0.29+); "
+         "vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make; "
+         "vllm/model_executor/layers/fused_moe/layer.py FusedMoE.__init__", _fp8_block_split),
 )

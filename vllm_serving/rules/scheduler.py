@@ -8,27 +8,26 @@ caching runs in "align" mode, whose attention block must fit one step's tokens.
 
 from __future__ import annotations
 
-from vllm_serving.catalog.gpus import GpuSpec
 from vllm_serving.engine import release_facts
 from vllm_serving.findings import Severity, config_key
+from vllm_serving.planner.memory_budget import PINNED_VLLM_VERSION
+from vllm_serving.planner.release_accounting import batch_defaults as release_batch_defaults
+from vllm_serving.planner.release_accounting import resolve_release
 from vllm_serving.rules.base import KEY, Context, Facts, Rule
 
 TOKENS = config_key("engine", "maxNumBatchedTokens")
 SEQS = config_key("engine", "maxNumSeqs")
-# EngineArgs.get_batch_defaults for the OpenAI server: (max_num_batched_tokens, max_num_seqs),
-# larger on GPUs with 70 GiB or more that are not A100s (PR #17885: A100s lose throughput).
-SERVER_DEFAULTS = (2048, 256)
-LARGE_GPU_DEFAULTS = (8192, 1024)
-LARGE_GPU_MIB = 70 * 1024
-SMALL_DEFAULTS_NAMES = ("a100",)
 PERFORMANCE_MODE = "--performance-mode"
 
 
-def batch_defaults(gpu: GpuSpec) -> tuple[int, int]:
-    """vLLM's (max_num_batched_tokens, max_num_seqs) for this GPU when a stack sets neither."""
-    name = gpu.product_label.lower()
-    large = gpu.memory_mib >= LARGE_GPU_MIB and not any(n in name for n in SMALL_DEFAULTS_NAMES)
-    return LARGE_GPU_DEFAULTS if large else SERVER_DEFAULTS
+def batch_defaults(ctx: Context) -> tuple[int, int]:
+    """vLLM's (max_num_batched_tokens, max_num_seqs) for the OpenAI server on this GPU when a
+    stack sets neither: the image's release's `EngineArgs.get_batch_defaults` tiers, read per
+    release into planner/memory_accounting.json (v0.28 added the >= 160 GiB tier of B200s)."""
+    version = ctx.vllm_version or PINNED_VLLM_VERSION
+    release, _ = resolve_release(".".join(map(str, version)))
+    return release_batch_defaults(release, gpu_total_gib=ctx.gpu.cuda_memory_gib, gpu_name=ctx.gpu.product_label,
+                                  usage_context="openai", max_num_batched_tokens=None, max_num_seqs=None)
 
 
 def max_len(ctx: Context) -> int:
@@ -47,7 +46,7 @@ def batch_limits(ctx: Context) -> tuple[int, int]:
     """The (max_num_batched_tokens, max_num_seqs) vLLM runs with: the stack's, else defaults
     (scaled by --performance-mode) clamped as `_set_default_max_num_seqs_and_batched_tokens_args`
     clamps them."""
-    default_tokens, default_seqs = batch_defaults(ctx.gpu)
+    default_tokens, default_seqs = batch_defaults(ctx)
     scale = performance_scale(ctx)
     default_tokens *= scale.get("max_num_batched_tokens", 1)
     default_seqs *= scale.get("max_num_seqs", 1)
@@ -118,8 +117,9 @@ RULES: tuple[Rule, ...] = (
     Rule("max-num-batched-tokens-below-max-num-seqs", Severity.ERROR, TOKENS,
          "maxNumBatchedTokens {tokens} is below maxNumSeqs {seqs}",
          "raise engine.maxNumBatchedTokens to at least {seqs}, or lower engine.maxNumSeqs",
-         "Each scheduled sequence needs a token of the step; vLLM's defaults (2048, or 8192 on "
-         "70 GiB+ GPUs other than A100) apply to the unset one (keyed on maxNumSeqs then).",
+         "Each scheduled sequence needs a token of the step; vLLM's defaults (2048; 8192 on "
+         "70 GiB+ GPUs other than A100; 16384 on 160 GiB+ from v0.28) apply to the unset one (keyed on "
+         "maxNumSeqs then).",
          "vLLM exits: \"max_num_batched_tokens (N) must be greater than or equal to max_num_seqs (M)\".",
          "vllm/config/scheduler.py SchedulerConfig.verify_max_model_len; vllm/engine/arg_utils.py "
          "EngineArgs.get_batch_defaults", _tokens_below_seqs),
