@@ -108,6 +108,9 @@ def test_container_replacement_and_waiting(program) -> None:
     health = container.inputs["healthcheck"]
     assert health["tests"] == ["CMD", "curl", "-fsS", "http://localhost:8000/health"]
     assert health["startPeriod"] == "18m0s"  # Go's canonical form, no perpetual diff
+    # after the start period, unhealthy after 3 failed probes 30 s apart, each given 10 s
+    # (docs/provider-behaviour.md): the provider's strings, as `docker inspect` shows them back
+    assert (health["interval"], health["timeout"], health["retries"]) == ("30s", "10s", 3)
     assert container.inputs["restart"] == "unless-stopped"
     assert container.inputs["logOpts"] == {"max-file": "3", "max-size": "100m"}
 
@@ -183,3 +186,15 @@ def test_docker_host_over_ssh(program) -> None:
     provider = run.one("providers:docker")
     assert provider.inputs["host"] == "ssh://deploy@gpu-v100-01"
     assert run.outputs["baseUrl"] == "http://gpu-v100-01:30006/v1"
+
+
+@pytest.mark.parametrize(("bind", "published"), [(None, "0.0.0.0"), ("127.0.0.1", "127.0.0.1")])
+def test_the_port_is_published_on_the_bind_address(program: Any, bind: str | None, published: str) -> None:
+    # network.bindAddress 127.0.0.1 keeps the API on the host alone (`-p 127.0.0.1:30006:8000`);
+    # unset, Docker publishes on every address
+    config = shipped_stack("v100")
+    if bind is not None:
+        config["vllm-serving:network"] = {**config["vllm-serving:network"], "bindAddress": bind}
+    run = program(config, stack="v100", secrets={"registryPassword": PASSWORD})
+    assert run.one("Container").inputs["ports"] == [
+        {"internal": 8000, "external": 30006, "ip": published, "protocol": "tcp"}]
