@@ -175,7 +175,8 @@ def test_every_object_in_the_namespace_is_created_after_it(program: RunProgram) 
     # found"): on a fresh cluster each one must wait for the Namespace the stack creates
     config = shipped_stack("a100-k8s")
     config["vllm-serving:image"] = {**config["vllm-serving:image"], "username": "robot"}
-    run = program(config, stack="a100-k8s", secrets={"apiKey": SENTINEL, "registryPassword": SECRETS["registryPassword"]})
+    secrets = {"apiKey": SENTINEL, "registryPassword": SECRETS["registryPassword"]}
+    run = program(config, stack="a100-k8s", secrets=secrets)
     namespace = run.one("core/v1:Namespace")
     name = namespace.inputs["metadata"]["name"]
     inside = [r for r in run.resources if r.custom and r.type.startswith("kubernetes:")
