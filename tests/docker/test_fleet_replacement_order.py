@@ -39,3 +39,18 @@ def test_no_server_takes_an_input_from_another_hosts_server(program: Any) -> Non
     components = {r.name: r for r in run.resources if r.type == SERVER}
     chained = [h for h in IDS if _depends_on_a_server(components[_server_name(h)].dependencies, h)]
     assert chained == list(IDS[1:])
+
+
+def test_each_hosts_server_runs_on_that_hosts_docker(program: Any) -> None:
+    # the chain's depends_on must not cost a server its host: a container on the default provider
+    # would start on whatever Docker `pulumi` finds locally, not on the fleet host it names
+    run: ProgramRun = program(fleet_config(), stack="fleet")
+    # tests/fixtures/fleet: gpu01 and gpu02 named by their ssh host, gpu03 by its `name`
+    docker_hosts = {"gpu01": "ssh://deploy@gpu01.example.internal", "gpu02": "ssh://deploy@gpu02.example.internal",
+                    "gpu03": "ssh://deploy@10.0.0.13"}
+    providers = {r.name: r for r in run.resources if r.type == "pulumi:providers:docker"}
+    for host_id in IDS:
+        (container,) = [r for r in run.resources if r.type == CONTAINER and r.name == _server_name(host_id)]
+        provider = providers[f"vllm-qwen36-{host_id}-docker"]
+        assert container.provider.split("::")[-1].startswith(f"{provider.name}"), (host_id, container.provider)
+        assert provider.inputs["host"] == docker_hosts[host_id]

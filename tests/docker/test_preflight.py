@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import components.docker.preflight as preflight_component
 import tests.pulumi_harness as harness
 from tests.conftest import shipped_stack
 from tests.contracts.provider_schema import load_docker_schema
@@ -101,6 +102,57 @@ def test_a_failed_preflight_stops_the_program_before_the_server(
     registered = failed.value.resources
     assert [r for r in registered if r.type == CONTAINER and r.inputs.get("attach")], "the preflight ran"
     assert not [r for r in registered if r.type == CONTAINER and not r.inputs.get("attach")], "no server registered"
+
+
+# The memory check on a host whose two 32 GiB GPUs have 21.9 GiB free each, the outgoing server holding
+# 0.5 GiB (pid 100, its API server) and 9.6 GiB (pid 200 on GPU 0, 201 on GPU 1) on each: the container
+# cannot tell whose processes they are and refuses 0.9 (0.9 x 32 = 28.8 GiB needed > 21.9 free). Its
+# output as in_image/main.py prints it, readings line included.
+MEMORY_SHORT = "\n".join([
+    "FAIL  memory  2 of 2 GPU(s) will have less free memory than 0.9 x total (--gpu-memory-utilization): "
+    "vLLM would refuse to start; the highest utilization that would start is 0.68",
+    *(f"              GPU {g}: 21.90/32.00 GiB free, 28.80 GiB needed (short)" for g in (0, 1)),
+    *(f"              held by pid {pid} (not visible from this container) on GPU {g}: {size}"
+      for g in (0, 1) for pid, size in ((200 + g, "9.60 GiB"), (100, "0.50 GiB"))),
+    "      fix: stop what holds the memory (nvidia-smi on the host names it), or lower ...",
+    f"{FAILED} (memory)",
+    'memory readings: {"utilization": 0.9, "source": "--gpu-memory-utilization", "gpus": ['
+    '[0, "4a7f0c2e-0000-4000-8000-000000000000", 23514945945, 34359738368], '
+    '[1, "4a7f0c2e-0000-4000-8000-000000000001", 23514945945, 34359738368]], "processes": ['
+    '["4a7f0c2e-0000-4000-8000-000000000000", 100, "", 536870912], '
+    '["4a7f0c2e-0000-4000-8000-000000000000", 200, "", 10307921510], '
+    '["4a7f0c2e-0000-4000-8000-000000000001", 100, "", 536870912], '
+    '["4a7f0c2e-0000-4000-8000-000000000001", 201, "", 10307921510]]}',
+])
+
+
+@pytest.mark.parametrize(("pids", "passes"), [
+    (frozenset({100, 200, 201}), True),  # 21.9 + 0.5 + 9.6 = 32.0 GiB free at cut-over >= 28.8
+    (frozenset({100}), False),  # only the API server's 0.5 GiB: 22.4 < 28.8
+    (frozenset(), False),  # no server running: nothing is released
+    ("Docker's process list of vllm could not be read (OSError: boom)", False),  # the container's verdict stands
+])
+def test_the_memory_check_counts_the_outgoing_servers_processes_as_docker_lists_them(
+        program: Any, monkeypatch: pytest.MonkeyPatch, pids: frozenset[int] | str, passes: bool) -> None:
+    asked: list[tuple[object, ...]] = []
+
+    def docker_top(docker_host: str | None, ssh_opts: tuple[str, ...], name: str) -> frozenset[int] | str:
+        asked.append((docker_host, tuple(ssh_opts), name))
+        return pids
+
+    monkeypatch.setattr(harness, "ONE_SHOT_RESULT", (1, MEMORY_SHORT))
+    monkeypatch.setattr(preflight_component, "server_pids", docker_top)
+    # the Docker host the stack deploys to, over ssh with its own options
+    config = _with(shipped_stack("v100"), "target", dockerHost="ssh://deploy@gpu-v100-01",
+                   sshOpts=["-o", "StrictHostKeyChecking=yes"])
+    if passes:
+        run = _run(program, "v100", config)
+        assert run.one("Container").inputs["image"] == PULLED_ID, "the server follows the passed preflight"
+    else:
+        with pytest.raises(ProgramFailed, match="FAIL  memory"):
+            _run(program, "v100", config)
+    # the processes of the server this preflight replaces (container.name), on the stack's own Docker host
+    assert asked == [("ssh://deploy@gpu-v100-01", ("-o", "StrictHostKeyChecking=yes"), "vllm-qwen35-27b")]
 
 
 def _preflight_name(stack: str) -> str:

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import shipped_stack
 from tests.paths import stack_file
-from tests.pulumi_harness import plain_text, secret_paths
+from tests.pulumi_harness import as_manifest, plain_text, secret_paths
 from vllm_serving.spec import resolve
 from vllm_serving.stack_files.loader import load_settings, read_stack_file
 from vllm_serving.views.plan import planned_docker_resources
@@ -108,6 +108,9 @@ def test_container_replacement_and_waiting(program) -> None:
     health = container.inputs["healthcheck"]
     assert health["tests"] == ["CMD", "curl", "-fsS", "http://localhost:8000/health"]
     assert health["startPeriod"] == "18m0s"  # Go's canonical form, no perpetual diff
+    # after the start period, unhealthy after 3 failed probes 30 s apart, each given 10 s
+    # (docs/provider-behaviour.md): the provider's strings, as `docker inspect` shows them back
+    assert (health["interval"], health["timeout"], health["retries"]) == ("30s", "10s", 3)
     assert container.inputs["restart"] == "unless-stopped"
     assert container.inputs["logOpts"] == {"max-file": "3", "max-size": "100m"}
 
@@ -182,4 +185,28 @@ def test_docker_host_over_ssh(program) -> None:
     run = program(config, stack="v100", secrets={"registryPassword": PASSWORD})
     provider = run.one("providers:docker")
     assert provider.inputs["host"] == "ssh://deploy@gpu-v100-01"
+    # the stack's ssh options reach the provider's ssh (a provider's list input is JSON text on the wire)
+    assert json.loads(provider.inputs["sshOpts"]) == ["-o", "Port=2222"]
     assert run.outputs["baseUrl"] == "http://gpu-v100-01:30006/v1"
+
+
+@pytest.mark.parametrize(("bind", "published"), [(None, "0.0.0.0"), ("127.0.0.1", "127.0.0.1")])
+def test_the_port_is_published_on_the_bind_address(program: Any, bind: str | None, published: str) -> None:
+    # network.bindAddress 127.0.0.1 keeps the API on the host alone (`-p 127.0.0.1:30006:8000`);
+    # unset, Docker publishes on every address
+    config = shipped_stack("v100")
+    if bind is not None:
+        config["vllm-serving:network"] = {**config["vllm-serving:network"], "bindAddress": bind}
+    run = program(config, stack="v100", secrets={"registryPassword": PASSWORD})
+    assert run.one("Container").inputs["ports"] == [
+        {"internal": 8000, "external": 30006, "ip": published, "protocol": "tcp"}]
+
+
+def test_the_registry_login_is_the_stack_files_user_at_its_registry(program: Any) -> None:
+    # `docker login 192.168.122.156:30000 -u admin` (the v100 stack file's image section): the provider
+    # pulls with these; a login without the user is refused by the registry
+    provider = _run(program, "v100").one("providers:docker")
+    # a provider's inputs cross the wire as JSON text (here a secret: it holds the password)
+    auth = json.loads(as_manifest(provider.raw["registryAuth"]))
+    assert [{k: a[k] for k in ("address", "username", "password")} for a in auth] == [
+        {"address": "192.168.122.156:30000", "username": "admin", "password": PASSWORD}]

@@ -169,3 +169,31 @@ def test_service_does_not_wait_for_the_model_load(program: RunProgram) -> None:
     run = program(shipped_stack("a100-k8s"), stack="a100-k8s", secrets={"apiKey": SENTINEL})
     service = run.one("core/v1:Service").inputs
     assert service["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
+
+
+def test_every_object_in_the_namespace_is_created_after_it(program: RunProgram) -> None:
+    # the API server refuses an object in a namespace that does not exist yet ("namespaces ... not
+    # found"): on a fresh cluster each one must wait for the Namespace the stack creates
+    config = shipped_stack("a100-k8s")
+    config["vllm-serving:image"] = {**config["vllm-serving:image"], "username": "robot"}
+    secrets = {"apiKey": SENTINEL, "registryPassword": SECRETS["registryPassword"]}
+    run = program(config, stack="a100-k8s", secrets=secrets)
+    namespace = run.one("core/v1:Namespace")
+    name = namespace.inputs["metadata"]["name"]
+    inside = [r for r in run.resources if r.custom and r.type.startswith("kubernetes:")
+              and (r.inputs.get("metadata") or {}).get("namespace") == name]
+    assert {r.type.rsplit(":", 1)[1] for r in inside} >= {"Secret", "Deployment", "Service", "PersistentVolumeClaim"}
+    assert len([r for r in inside if r.type.endswith(":Secret")]) == 2, "the pull secret and the credentials"
+    for r in inside:
+        assert any(u.endswith(f"::{namespace.name}") for u in r.dependencies), f"{r.type} {r.name} before its namespace"
+
+
+def test_every_object_is_a_child_of_the_component(program: RunProgram) -> None:
+    # a resource's URN carries its parent's type: an object registered outside the component would
+    # get another URN than the one in a stack's state, and `pulumi up` would replace it (a
+    # NetworkPolicy gone for the moment between delete and create)
+    run = program(shipped_stack("a100-k8s"), stack="a100-k8s", secrets={"apiKey": SENTINEL})
+    (component,) = [r for r in run.resources if r.type == "vllm-serving:kubernetes:VllmKubernetes"]
+    objects = [r for r in run.resources if r.custom and r.type.startswith("kubernetes:")]
+    assert {r.type.rsplit(":", 1)[1] for r in objects} >= {"Deployment", "Service", "NetworkPolicy"}
+    assert [r.name for r in objects if not r.parent.endswith(f"VllmKubernetes::{component.name}")] == []

@@ -20,6 +20,8 @@ def tree(tmp_path: Path) -> Path:
                  "components/__init__.py", "components/docker/__init__.py", "components/program.py",
                  "tests/observability/test_alerts.py", "tests/render/test_compose_file.py", "tests/test_spec.py",
                  "tests/test_units.py", "tests/test_units_more.py", "tests/test_unitsx.py", "tests/docker/test_x.py",
+                 "tests/contracts/test_docker_schema.py", "tests/contracts/test_dockerx.py",
+                 "tests/contracts/test_provider_schema.py",
                  "tests/test_program_waivers.py", "tests/test_program.py", "tests/test_promotion_program.py",
                  "Pulumi.yaml", "docs/testing.md",
                  ".venv/x", "mutants/x", ".git/HEAD"):
@@ -35,7 +37,8 @@ def tree(tmp_path: Path) -> Path:
     ("units", ("vllm_serving/units.py",), ("tests/test_units.py", "tests/test_units_more.py")),
     ("render/compose_file.py", ("vllm_serving/render/compose_file.py",), ("tests/render",)),
     ("render/kubernetes", ("vllm_serving/render/kubernetes/*",), ("tests/render",)),
-    ("components/docker", ("components/docker/*",), ("tests/docker",)),
+    # components/<P> is also guarded by its provider contract, tests/contracts/test_<P>_*.py
+    ("components/docker", ("components/docker/*",), ("tests/docker", "tests/contracts/test_docker_schema.py")),
     ("components/program", ("components/program.py",),
      ("tests/test_program.py", "tests/test_program_waivers.py", "tests/test_promotion_program.py")),
 ])

@@ -3,7 +3,9 @@
 Tests mirror the source tree, so a package's own tests are found by its name alone:
 `vllm_serving/<P>/` (or `vllm_serving/<P>.py`) is tested by `tests/<P>/`, `tests/test_<P>.py`,
 `tests/test_<P>_*.py` and `tests/test_*_<P>.py` (`tests/test_promotion_program.py` is the program's);
-`components/<P>` likewise. A mutant counts as killed only when those tests
+`components/<P>` likewise, and also by the provider contracts named after it,
+`tests/contracts/test_<P>_*.py` (the program's resources read against the provider's published
+schema: `test_docker_schema.py`, `test_kubernetes_objects.py`). A mutant counts as killed only when those tests
 kill it: a test elsewhere that happens to notice does not guard the package (issue 28).
 """
 
@@ -50,6 +52,13 @@ def own_tests(root: Path, package: str) -> tuple[str, ...]:
     return (*found, *sorted(f"tests/{f.name}" for f in files))
 
 
+def contracts(root: Path, package: str) -> tuple[str, ...]:
+    """`tests/contracts/test_<package>_*.py` that exist: what a component registers, checked against
+    the provider's own schema, is that component's to guard."""
+    found = (root / "tests" / "contracts").glob(f"test_{package}_*.py")
+    return tuple(sorted(f"tests/contracts/{f.name}" for f in found))
+
+
 def target(root: Path, name: str) -> Target:
     """The modules and own tests of `name`; ValueError naming the packages when it is none."""
     source_root, inside = _split(name)
@@ -64,6 +73,8 @@ def target(root: Path, name: str) -> Target:
         raise ValueError(f"'{name}' is no package or module; one of: {', '.join(packages(root))}")
     package = inside.split("/")[0].removesuffix(".py")
     tests = own_tests(root, package)
+    if source_root == SOURCE_ROOTS[1]:
+        tests = (*tests, *contracts(root, package))
     if not tests:
         raise ValueError(f"'{name}' has no tests of its own: expected tests/{package}/ or tests/test_{package}*.py")
     return Target(name.strip("/"), modules, tests)
