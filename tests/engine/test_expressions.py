@@ -22,6 +22,12 @@ H100 = Capability(9, 0)
      "else [])]", {"device_capability": A100, "use_mm_prefix": True}, ["FLASH_ATTN", "X"]),
     ("'sink < 9.0' if has_sink and device_capability < (9, 0) else None", {"has_sink": True, "device_capability": A100},
      "sink < 9.0"),
+    # inputs on both sides, a chain, a negated input: Python reads `1 <= a < b` as `1 <= a and a < b`
+    ("block_size <= max_model_len", {"block_size": 16, "max_model_len": 8}, False),
+    ("1 <= num_speculative_tokens < max_tokens", {"num_speculative_tokens": 3, "max_tokens": 3}, False),
+    ("1 <= num_speculative_tokens < max_tokens", {"num_speculative_tokens": 2, "max_tokens": 3}, True),
+    ("-offset == -3", {"offset": 3}, True),
+    ("swap_space > -1", {"swap_space": 0}, True),
 ])
 def test_folded_checks_evaluate_as_python_would(text: str, values: dict[str, object], expected: object) -> None:
     assert evaluate(text, values) == expected

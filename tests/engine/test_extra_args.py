@@ -259,3 +259,49 @@ def test_the_settings_refuse_a_secret_item_by_its_index() -> None:
 
 def test_the_settings_leave_the_rest_to_the_rules() -> None:
     assert EngineSettings.model_validate({"extraArgs": ["-tp", "2"]}).extra_args == ("-tp", "2")
+
+
+# -- what the refusal tells the user (rules/extra_args.py shows `flag` and `detail`) ---------------
+
+def _argparse_error(items: tuple[str, ...]) -> str:
+    """CPython argparse's own complaint about `items` after the model, as vLLM would exit with it."""
+    with pytest.raises(_Refused) as refused:
+        ORACLE.parse_args(["/models/m", *(_vllm_rewrite(a) for a in items)])
+    return str(refused.value)
+
+
+@pytest.mark.parametrize(("items", "flag", "why"), [
+    (("-h",), "--help", "help"), (("--help=all",), "--help", "help"),
+    (("--config", "/models/m/flags.yaml"), "--config", "YAML"),
+])
+def test_a_forbidden_item_names_the_flag_vllm_reads_it_as(items: tuple[str, ...], flag: str, why: str) -> None:
+    (found,) = problems(*items)
+    assert (found.kind, found.flag) == ("forbidden", flag) and why in found.detail
+
+
+@pytest.mark.parametrize(("items", "before", "index", "why"), [
+    (("--enforce-eager.x", "1"), BEFORE, 0, "dotted sub-keys"),  # --enforce-eager takes no JSON
+    (("--seed", "1", "--", "x"), BEFORE, 2, "'--'"),
+    (("",), BEFORE, 0, "is empty"),
+    (("--max-model-len 4096",), BEFORE, 0, "holds a space"),
+    (("--enforce-eager", "true"), BEFORE, 1, "--enforce-eager before it takes no further value"),
+    (("word",), ("/models/m",), 0, "is not a flag"),  # nothing before it but the model
+])
+def test_a_stray_item_is_refused_with_its_reason(items: tuple[str, ...], before: tuple[str, ...], index: int,
+                                                 why: str) -> None:
+    found = next(p for p in problems(*items, before=before) if p.index == index)
+    assert found.kind == "not-a-flag" and found.detail is not None and why in found.detail
+    # the reason matches argparse's: a positional it cannot place is `unrecognized arguments`
+    if why.startswith(("--enforce-eager before", "is not a flag")):
+        assert "unrecognized arguments" in _argparse_error(items) and "unrecognized arguments" in found.detail
+        assert found.detail.startswith("is not a flag")  # shown as "this item is not a flag ..."
+
+
+def test_an_ambiguous_prefix_lists_every_flag_argparse_names_when_they_fit() -> None:
+    # argparse: "ambiguous option: --co could match --a, --b, ..." (CPython _parse_optional)
+    said = _argparse_error(("--co",)).split("could match ", 1)[1].split(", ")
+    (found,) = problems("--co")
+    assert len(said) == 6 and found.detail == ", ".join(sorted(said))  # all six, no "..."
+    (more,) = problems("--c")
+    assert len(_argparse_error(("--c",)).split("could match ", 1)[1].split(", ")) > 6
+    assert more.detail.endswith(", ...") and more.detail.count(", ") == 6

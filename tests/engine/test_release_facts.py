@@ -18,6 +18,12 @@ def test_pinned_release_views() -> None:
     assert multimodal is not None and "Qwen3_5ForConditionalGeneration" in multimodal
     rewrites = release_facts.speculative(release).by_model_type
     assert rewrites is not None and rewrites["qwen3_next"].mtp_model_type == "qwen3_next_mtp"
+    # vllm/config/speculative.py (v0.19.1) hf_config_override: LongCat's and Step-3.5's draft read
+    # getattr(hf_config, "num_nextn_predict_layers", 1), Qwen3.5's "mtp_num_hidden_layers" with no default
+    assert (rewrites["longcat_flash"].n_predict_key, rewrites["longcat_flash"].n_predict_default) == (
+        "num_nextn_predict_layers", 1)
+    assert rewrites["step3p5"].n_predict_default == 1
+    assert (rewrites["qwen3_5"].n_predict_key, rewrites["qwen3_5"].n_predict_default) == ("mtp_num_hidden_layers", None)
     assert release_facts.quantization(release).marlin_min_capability == 75
     assert release_facts.performance_modes(release) == {"throughput": {"max_num_batched_tokens": 2, "max_num_seqs": 2}}
     assert release_facts.env_values(release)["VLLM_KV_CACHE_LAYOUT"].choices == ("NHD", "HND")

@@ -67,6 +67,32 @@ def test_dotted_sub_key_selects_the_json_flag(pinned: VllmRelease) -> None:
     assert plain is not None and not plain.json_keys and plain.human_readable
 
 
+def test_underscores_become_dashes_in_the_flag_name_only(pinned: VllmRelease) -> None:
+    # vllm/utils/argparse_utils.py (v0.19.1) parse_args: `(?<=--)[^\.]*`, "everything between the
+    # first -- and the first .": a JSON sub-key keeps its underscores (SpeculativeConfig's field)
+    assert pinned.normalise("--speculative_config.num_speculative_tokens=2") == (
+        "--speculative-config.num_speculative_tokens=2")
+    assert pinned.normalise("--max_num_seqs=4") == "--max-num-seqs=4"
+
+
+def test_a_prefix_of_a_short_alias_selects_it(pinned: VllmRelease) -> None:
+    # CPython argparse _get_option_tuples: a single-dash option matches every option starting with
+    # it; `-t` starts only `-tp` in v0.19.1, so `-t 2` sets the tensor parallel size
+    match = pinned.match("-t")
+    assert match is not None and match.flag.name == "--tensor-parallel-size"
+
+
+def test_a_flags_choices_are_vllms(pinned: VllmRelease) -> None:
+    # vllm/config/cache.py (v0.19.1): CacheDType = Literal["auto", "float16", "bfloat16", "fp8",
+    # "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"]; the rules refuse a value outside them
+    flag = pinned.flag("--kv-cache-dtype")
+    assert flag is not None and flag.choices is not None
+    assert sorted(flag.choices) == sorted(["auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc",
+                                           "fp8_ds_mla"])
+    seqs = pinned.flag("--max-num-seqs")
+    assert seqs is not None and seqs.choices is None  # any int
+
+
 def test_optimization_shorthand_is_the_optimization_level(pinned: VllmRelease) -> None:
     assert pinned.parser.optimization_shorthand == "--optimization-level"
     match = pinned.match("-O3")
