@@ -41,7 +41,8 @@ def test_a_release_backed_by_min_cases_logs_is_judged_by_its_own_band(monkeypatc
     on (the module's contract), below that by the widest optimism of all releases."""
     def bands(cases: int) -> dict[str, dict[str, float]]:
         own = {"cases": cases, "most_optimistic": 0.001, "most_pessimistic": -0.002, "median_abs": 0.001}
-        return {"0.40": own, ALL: {"cases": 60, "most_optimistic": 0.02, "most_pessimistic": -0.03, "median_abs": 0.004}}
+        every = {"cases": 60, "most_optimistic": 0.02, "most_pessimistic": -0.03, "median_abs": 0.004}
+        return {"0.40": own, ALL: every}
 
     monkeypatch.setattr(error_band, "_bands", lambda: bands(MIN_CASES))
     assert band_for("0.40.1").judged_optimistic == 0.001
