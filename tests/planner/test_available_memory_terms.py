@@ -61,6 +61,17 @@ def test_tensor_parallelism_adds_the_nccl_term() -> None:
     assert term(with_(tp=8), "non_torch") == term(with_(tp=2), "non_torch")
 
 
+def test_pipeline_parallelism_alone_adds_the_nccl_term() -> None:
+    """A PP-only stack (TP=1, PP=2) has a world of two ranks (vLLM v0.19.1 config/parallel.py
+    `world_size = pipeline_parallel_size * tensor_parallel_size`), so
+    `init_worker_distributed_environment` (v1/worker/gpu_worker.py) builds NCCL communicators for
+    the pipeline group as it does for TP: the same 0.12 GiB (memory_accounting.json `nccl_tp_gib`).
+    Without it the planner overstates the KV cache of every PP-only stack."""
+    base = term(with_(vllm_version="0.17.1", tp=1, pp=1), "non_torch")
+    assert term(with_(vllm_version="0.17.1", tp=1, pp=2), "non_torch") == pytest.approx(base + 0.12)
+    assert term(with_(vllm_version="0.17.1", tp=1, pp=4), "non_torch") == pytest.approx(base + 0.12)
+
+
 def test_each_release_defaults_its_own_utilization() -> None:
     unset = with_(gpu_memory_utilization=None)
     assert estimate_available_memory(dataclasses.replace(unset, vllm_version="0.19.1")).requested_gib == (
@@ -187,3 +198,14 @@ def test_a_cold_compile_adds_tritons_benchmark_buffer_to_the_forward_pass() -> N
     cold = term(with_(max_num_seqs=1), "activation_peak")
     warm = term(with_(max_num_seqs=1, compile_cache_warm=True), "activation_peak")
     assert cold - warm == pytest.approx(0.25)
+
+
+def test_the_gpu_decides_whether_the_flashinfer_sampler_is_profiled() -> None:
+    """From v0.21 FlashInfer's sampler is the default where it runs, from compute capability 7.5
+    (v1/sample/ops/topk_topp_sampler.py): a V100 (7.0) profiles the Triton sampler instead, and
+    says why."""
+    v100 = estimate_available_memory(with_(vllm_version="0.21.0", compute_capability=(7, 0)))
+    a100 = estimate_available_memory(with_(vllm_version="0.21.0", compute_capability=(8, 0)))
+    assert v100.sampler is not None and a100.sampler is not None
+    assert (v100.sampler.sampler, a100.sampler.sampler) == ("triton", "flashinfer")
+    assert "compute capability" in v100.sampler.why

@@ -187,3 +187,15 @@ def test_mtp_tokens_grow_the_conv_state_and_the_block() -> None:
     assert with_mtp.linear_state_bytes_per_seq_per_gpu - without.linear_state_bytes_per_seq_per_gpu == 48 * 4 * conv_row
     assert with_mtp.blocks_per_request == math.ceil(262144 / 1616) + 3 * (2 + 4)
     assert without.blocks_per_request == math.ceil(262144 / 1568) + 3 * 2
+
+
+def test_the_engine_dtype_sets_the_bytes_of_the_kv_cache() -> None:
+    """`engine.dtype: float32` on a bfloat16 checkpoint: vLLM computes in float32 (config/model.py
+    `_get_and_verify_dtype` takes a named dtype as is) and an `auto` KV cache is the model's dtype
+    (utils/torch_utils.py `kv_cache_dtype_str_to_dtype`). Qwen3-8B (config.json): 36 layers,
+    8 KV heads of 128: 36 x (K and V) x 8 x 128 x 4 bytes per token, twice bfloat16's."""
+    fp32 = plan(CapacityInputs(model=MODELS["Qwen3-8B"], gpu=GPUS["A100-80GB"], dtype="float32"))
+    assert fp32.dtype == "float32"
+    assert fp32.kv_bytes_per_token_per_gpu == 36 * 2 * 8 * 128 * 4
+    auto = plan(CapacityInputs(model=MODELS["Qwen3-8B"], gpu=GPUS["A100-80GB"]))
+    assert auto.dtype == "bfloat16" and auto.kv_bytes_per_token_per_gpu == 36 * 2 * 8 * 128 * 2

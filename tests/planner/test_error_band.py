@@ -3,7 +3,10 @@ band), and a release with few logs is judged at the widest band seen."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.planner.test_available_memory_corpus import predicted_rows
+from vllm_serving.planner import error_band
 from vllm_serving.planner.error_band import ALL, MIN_CASES, _bands, band_for, compute_bands
 
 
@@ -31,3 +34,17 @@ def test_the_pessimistic_figure_is_what_the_worst_judged_error_would_leave() -> 
     band = band_for("0.19.1")
     assert band.pessimistic(50.0) * (1 + band.judged_optimistic) == 50.0 * 1.0
     assert band.pessimistic(-1.0) == -1.0  # no memory stays no memory
+
+
+def test_a_release_backed_by_min_cases_logs_is_judged_by_its_own_band(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The band file grows with the corpus: a release is judged by its own band from MIN_CASES logs
+    on (the module's contract), below that by the widest optimism of all releases."""
+    def bands(cases: int) -> dict[str, dict[str, float]]:
+        own = {"cases": cases, "most_optimistic": 0.001, "most_pessimistic": -0.002, "median_abs": 0.001}
+        every = {"cases": 60, "most_optimistic": 0.02, "most_pessimistic": -0.03, "median_abs": 0.004}
+        return {"0.40": own, ALL: every}
+
+    monkeypatch.setattr(error_band, "_bands", lambda: bands(MIN_CASES))
+    assert band_for("0.40.1").judged_optimistic == 0.001
+    monkeypatch.setattr(error_band, "_bands", lambda: bands(MIN_CASES - 1))
+    assert band_for("0.40.1").judged_optimistic == 0.02

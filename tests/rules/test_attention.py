@@ -134,3 +134,11 @@ def test_models_run_unforced_with_an_auto_kv_cache(model: dict[str, str], gpu_na
     found = codes("a100", {"engine": kv(None, dtype="half" if gpu_name == "V100-32GB" else None), "model": model,
                            "hardware": {"gpu": gpu_name}})
     assert not found & {"fp8-kv-cache-unsupported", "attention-no-backend", "attention-backend-unsupported"}
+
+
+@pytest.mark.parametrize("spelling", ["auto", "AUTO", "Auto"])
+def test_auto_is_no_forced_backend(spelling: str) -> None:
+    """vLLM v0.19.1 config/attention.py `AttentionConfig.validate_backend_before`: "auto" in any case
+    is None (automatic selection), so the stack is checked exactly as with no backend set."""
+    assert codes("v100", {"engine": kv(None, attention_backend=spelling)}) == codes("v100", {"engine": kv(None)})
+    assert "attention-backend-unknown" not in codes("v100", {"engine": kv(None, attention_backend=spelling)})

@@ -89,6 +89,13 @@ BOUNDARIES = [
     Boundary("env-value-invalid", "v100", engine(env={"VLLM_MLA_DISABLE": "true"}),
              engine(env={"VLLM_MLA_DISABLE": "1"}), "bool(int(...)): true -> 1",
              key=config_key("engine", "env", "VLLM_MLA_DISABLE"), says=("a whole number",)),
+    # vLLM v0.19.1 envs.py: VLLM_GPT_OSS_SYSTEM_TOOL_MCP_LABELS is env_set_with_choices, a comma list
+    # whose every item must be a choice ("browser" is not one).
+    Boundary("env-value-invalid", "v100", engine(env={"VLLM_GPT_OSS_SYSTEM_TOOL_MCP_LABELS": "container,browser"}),
+             engine(env={"VLLM_GPT_OSS_SYSTEM_TOOL_MCP_LABELS": "container, web_search_preview"}),
+             "a comma list: container,browser -> container, web_search_preview",
+             key=config_key("engine", "env", "VLLM_GPT_OSS_SYSTEM_TOOL_MCP_LABELS"),
+             says=("a comma list of container, code_interpreter, web_search_preview",)),
     Boundary("env-layer-partition", "v100", engine(env={"VLLM_PP_LAYER_PARTITION": "32,32"}),
              engine(env={"VLLM_PP_LAYER_PARTITION": "64"}), "PP 1: two stages named -> one of 64 layers",
              says=("2 stages for 1",)),

@@ -33,6 +33,18 @@ def compressed(*schemes: QuantScheme, gpu: str = "V100-32GB") -> dict[str, objec
 def tp(size: int) -> dict[str, object]:
     return {"model": QWEN3_4B_FP8, "hardware": {"count": 8}, "engine": {"tensor_parallel_size": size}}
 
+# Qwen/Qwen3-30B-A3B-FP8: every decoder layer a sparse MoE block (decoder_sparse_step 1, no
+# mlp_only_layers: vllm/model_executor/models/qwen3_moe.py Qwen3MoeDecoderLayer), so config.json's
+# intermediate_size 6144 is never built as a down_proj; blocks of 128 x 128.
+QWEN3_MOE_FP8 = MODELS["Qwen3-30B-A3B-FP8"]
+ONE_DENSE_LAYER = QWEN3_MOE_FP8.model_copy(update={
+    "experts": QWEN3_MOE_FP8.experts.model_copy(update={"dense_layers": 1}) if QWEN3_MOE_FP8.experts else None})
+
+
+def moe_tp32(architecture: object) -> dict[str, object]:
+    return {"model": {"name": None, "architecture": architecture}, "hardware": {"count": 32},
+            "engine": {"tensor_parallel_size": 32}}
+
 
 MODEL_KEY = config_key("model", "name")
 BOUNDARIES = [
@@ -66,6 +78,10 @@ BOUNDARIES = [
     Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_30_FP8, "engine": {"tensor_parallel_size": 4}},
              {"model": QWEN3_30_FP8, "image": V0_34, "engine": {"tensor_parallel_size": 4}},
              "TP 4 (192): v0.19.1 raises -> v0.34.0 refines to 64-wide scale blocks"),
+    # TP 32: o_proj 4096 -> 128 per rank (1 block); a dense MLP's down_proj 6144 -> 192 (1.5 blocks).
+    Boundary("fp8-block-linear-split", "a100", moe_tp32(ONE_DENSE_LAYER), moe_tp32(QWEN3_MOE_FP8),
+             "Qwen3-30B-A3B-FP8 at TP 32: one dense MLP layer (down_proj 192 per rank) -> every layer MoE",
+             says=("mlp.down_proj", "192", "block_k = 128")),
 ]
 
 
