@@ -14,6 +14,9 @@ from vllm_serving.preflight.verdict import failure_message, read_verdict
     (0, "", False),
     (None, "preflight: passed (1 checks)", False),  # no exit code reported
     (1, "preflight: passed (1 checks)", False),
+    # the script's own verdict is its last such line: a vLLM log line echoing one earlier decides nothing
+    (0, "preflight: FAILED (echoed by a log)\nok  engine\npreflight: passed (2 checks)\n", True),
+    (0, "preflight: passed (echoed)\nFAIL  memory  GPU 0 short\npreflight: FAILED (memory)\n", False),
 ])
 def test_only_exit_zero_with_the_passed_line_passes(code: int | None, output: str, passed: bool) -> None:
     assert read_verdict(code, output).passed is passed
