@@ -18,12 +18,13 @@ from pydantic import Field, model_validator
 
 from vllm_serving.catalog.checkpoint import checkpoint_bytes
 from vllm_serving.catalog.checkpoint_config import CatalogFacts as _Facts
-from vllm_serving.catalog.checkpoint_config import CheckpointQuantization, QuantScheme, RopeScaling
+from vllm_serving.catalog.checkpoint_config import CheckpointQuantization as CheckpointQuantization
+from vllm_serving.catalog.checkpoint_config import QuantScheme as QuantScheme
+from vllm_serving.catalog.checkpoint_config import RopeScaling as RopeScaling
 from vllm_serving.catalog.names import Lookup, compact, lookup, tokens
 from vllm_serving.catalog.vision import VisionEncoder
 
 WeightDtype = Literal["bfloat16", "float16", "float32"]
-__all__ = ["CheckpointQuantization", "QuantScheme", "RopeScaling"]
 
 
 class LinearAttention(_Facts):
