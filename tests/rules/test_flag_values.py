@@ -50,6 +50,31 @@ BOUNDARIES = [
              extra("--enable-eplb", "--enable-expert-parallel"),
              "--enable-eplb: + --enable-expert-parallel", key=ITEM0,
              says=("enable_expert_parallel must be True to use EPLB",)),
+    # a None default reaches the config as None (v0.19.1 config/observability.py _validate_tracing_config)
+    Boundary("extra-arg-feature-gate", "v100", extra("--collect-detailed-traces=all"),
+             extra("--collect-detailed-traces=all", "--otlp-traces-endpoint", "http://otel:4317"),
+             "detailed traces: + --otlp-traces-endpoint", key=ITEM0,
+             says=("refuses --collect-detailed-traces, --otlp-traces-endpoint as set here (ValueError): "
+                   "collect_detailed_traces requires `--otlp-traces-endpoint` to be set.",
+                   "change or remove --collect-detailed-traces in engine.extraArgs")),
+    # v0.21.0 config/multimodal.py _validate_multimodal_config: a scale path needs the FP8 encoder attention
+    Boundary("extra-arg-feature-gate", "v100", extra("--mm-encoder-fp8-scale-path", "/scales.json", tag="v0.21.0"),
+             extra("--mm-encoder-fp8-scale-path", "/scales.json", "--mm-encoder-attn-dtype", "fp8", tag="v0.21.0"),
+             "FP8 encoder scales: + --mm-encoder-attn-dtype fp8", key=ITEM0,
+             says=("require 'mm_encoder_attn_dtype' to be 'fp8'",)),
+    # the gate's message filled with the values vLLM sees: the typed key's and the item's
+    Boundary("extra-arg-feature-gate", "v100",
+             {"engine": {"max_num_batched_tokens": 2048, "max_num_seqs": None, "extra_args": ("--max-num-seqs", "4096")}},
+             {"engine": {"max_num_batched_tokens": 2048, "max_num_seqs": None, "extra_args": ("--max-num-seqs", "2048")}},
+             "max_num_seqs 4096 -> 2048 beside 2048 batched tokens", key=ITEM0,
+             says=("max_num_batched_tokens (2048) must be greater than or equal to max_num_seqs (4096).",
+                   "change or remove --max-num-seqs in engine.extraArgs")),
+    # ... but a None vLLM fills in first is not judged: EngineArgs raises the token budget to max_num_seqs
+    # (v0.19.1 engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args)
+    Boundary("extra-arg-feature-gate", "v100",
+             {"engine": {"max_num_batched_tokens": 2048, "max_num_seqs": None, "extra_args": ("--max-num-seqs", "4096")}},
+             {"engine": {"max_num_batched_tokens": None, "max_num_seqs": None, "extra_args": ("--max-num-seqs", "4096")}},
+             "engine.maxNumBatchedTokens 2048 -> unset (vLLM's default follows max_num_seqs)", key=ITEM0),
     Boundary("extra-arg-load-format-unknown", "v100", extra("--load-format", "safetensor"),
              extra("--load-format", "safetensors"), "--load-format safetensor -> safetensors", key=ITEM0,
              says=("runai_streamer", "safetensors")),

@@ -29,6 +29,13 @@ from vllm_serving.rules.extra_args import EXTRA_ARGS, ItemRule
 
 _HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 _SCALE = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+RESOLVED_BEFORE_CONFIG = frozenset({"max_num_batched_tokens", "max_num_seqs", "enable_chunked_prefill",
+                                    "enable_prefix_caching"})
+"""EngineArgs fields whose None default `create_engine_config` fills in before a config's validators
+run (v0.19.1 engine/arg_utils.py `_set_default_max_num_seqs_and_batched_tokens_args`,
+`_set_default_chunked_prefill_and_prefix_caching_args`): a gate that reads one is not judged on
+None. Every other None reaches the config as None (`--collect-detailed-traces` without
+`--otlp-traces-endpoint`: ObservabilityConfig raises)."""
 
 
 class _NotConverted(ValueError):
@@ -141,8 +148,9 @@ def _gates(ctx: Context) -> list[Facts] | None:
         for dest in gate.flags:
             if dest in values:
                 bound[dest] = values[dest]
-            elif dest in gate.defaults and (engine_args or gate.defaults[dest] is not None):
-                bound[dest] = gate.defaults[dest]  # a None EngineArgs default is resolved before a config sees it
+            elif dest in gate.defaults and (engine_args or gate.defaults[dest] is not None
+                                            or dest not in RESOLVED_BEFORE_CONFIG):
+                bound[dest] = gate.defaults[dest]
         try:
             tripped = len(bound) == len(gate.flags) and evaluate(gate.when, bound)
         except (MissingInput, Unsupported, TypeError):
