@@ -58,6 +58,15 @@ def test_an_fp8_checkpoint_keeps_its_mtp_layer_in_fp8() -> None:
     figure, whatever the compute dtype (the quantized bytes are not cast)."""
     expected = QWEN36_MTP_ELEMENTS * 1 / 4 / GIB  # TP 4: 0.0989 GiB
     assert draft_weights_gib(MODELS["Qwen3.6-27B-FP8"], 1, 2, 4) == pytest.approx(expected, rel=2e-3)
+    assert draft_weights_gib(MODELS["Qwen3.6-27B-FP8"], 1, 4, 4) == pytest.approx(expected, rel=2e-3)
+
+
+def test_each_draft_layer_is_one_of_the_checkpoint_mtp_layers() -> None:
+    """A checkpoint with two MTP layers (num_nextn_predict_layers: 2) holds two layers' tensors; a
+    draft that runs one of them loads one layer's worth."""
+    two = MODELS["Qwen3.6-27B"].model_copy(update={"mtp_layers": 2})
+    assert draft_weights_gib(two, 1, 2, 1) == pytest.approx(QWEN36_MTP_ELEMENTS * 2 / GIB, rel=1e-3)
+    assert draft_weights_gib(two, 2, 2, 1) == pytest.approx(2 * QWEN36_MTP_ELEMENTS * 2 / GIB, rel=1e-3)
 
 
 def test_a_float32_checkpoint_loads_its_draft_in_the_compute_dtype() -> None:

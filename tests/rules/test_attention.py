@@ -6,11 +6,16 @@ attention); the backends' answers from the committed v0.19.1 registry, generated
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from tests.rules.boundary import Boundary, check_boundary, codes, gpu
+from tests.rules.boundary import Boundary, check_boundary, codes, findings, gpu
 from vllm_serving.catalog.models import MODELS
 from vllm_serving.findings import config_key
+from vllm_serving.rules import attention
+from vllm_serving.rules.base import Context
+from vllm_serving.startup.attention import Verdict
 
 GPT_OSS = {"name": "gpt-oss-20b"}
 GEMMA3 = {"name": "gemma-3-27b-it"}
@@ -142,3 +147,27 @@ def test_auto_is_no_forced_backend(spelling: str) -> None:
     is None (automatic selection), so the stack is checked exactly as with no backend set."""
     assert codes("v100", {"engine": kv(None, attention_backend=spelling)}) == codes("v100", {"engine": kv(None)})
     assert "attention-backend-unknown" not in codes("v100", {"engine": kv(None, attention_backend=spelling)})
+
+
+@pytest.mark.parametrize(("tried", "key", "reasons"), [
+    ({"TRITON_ATTN": ("dtype not supported",), "FLEX_ATTENTION": ("dtype not supported", "head_size not supported")},
+     config_key("engine", "dtype"),
+     "TRITON_ATTN: dtype not supported; FLEX_ATTENTION: dtype not supported, head_size not supported"),
+    ({"TRITON_ATTN": ("dtype not supported",), "FLEX_ATTENTION": ("head_size not supported",)},
+     config_key("hardware", "gpu"), "TRITON_ATTN: dtype not supported; FLEX_ATTENTION: head_size not supported"),
+])
+def test_no_backend_names_the_dtype_when_every_backend_refuses_it(
+        monkeypatch: pytest.MonkeyPatch, tried: dict[str, tuple[str, ...]], key: str, reasons: str) -> None:
+    """Every release read lets Triton and Flex take float32, float16 and bfloat16, so no shipped
+    registry refuses a dtype everywhere; a release that did (its `validate_configuration` says
+    "dtype not supported" for every backend tried) is fixed by engine.dtype, anything else by the GPU.
+    The verdict is stood in for; the finding is the rule's."""
+    real_layers = attention.layers
+
+    def refused(ctx: Context) -> list[attention.Layer]:
+        return [dataclasses.replace(layer, verdict=Verdict(None, False, tried=tried)) for layer in real_layers(ctx)]
+
+    monkeypatch.setattr(attention, "layers", refused)
+    hits = [f for f in findings("v100", {"engine": kv(None, dtype="half")}) if f.code == "attention-no-backend"]
+    assert [h.key for h in hits] == [key]
+    assert hits[0].message == f"no attention backend of vLLM v0.19.1 runs this model on V100-32GB (CC 7.0): {reasons}"

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.rules.boundary import Boundary, check_boundary, gpu
+from tests.rules.boundary import Boundary, check_boundary, codes, gpu
 from vllm_serving.catalog.models import MODELS
 from vllm_serving.findings import config_key
 
 QWEN = MODELS["Qwen3.5-27B"]
 FP16_SHY = QWEN.model_copy(update={"refuses_float16": True, "model_type": "gemma2"})
 SHY = {"name": None, "architecture": FP16_SHY}
+# plamo2 is in v0.19.1's config/model.py _FLOAT16_NOT_SUPPORTED_MODELS, not in v0.34.0's: the
+# release decides, whatever the catalog says of the model
+PLAMO2 = {"name": None, "architecture": QWEN.model_copy(update={"refuses_float16": False, "model_type": "plamo2"})}
 QUANT_KEY = config_key("engine", "quantization")
 
 BOUNDARIES = [
@@ -31,6 +34,9 @@ BOUNDARIES = [
              says=("gemma2",)),
     Boundary("dtype-fp16-refused", "v100", {"engine": {"dtype": "float16"}, "model": SHY},
              {"engine": {"dtype": "float32"}, "model": SHY}, "float16 -> float32"),
+    Boundary("dtype-fp16-refused", "v100", {"engine": {"dtype": "half"}, "model": PLAMO2},
+             {"engine": {"dtype": "half"}, "model": PLAMO2, "image": {"tag": "v0.34.0"}},
+             "plamo2 in half: v0.19.1 lists it -> v0.34.0 does not", says=("plamo2", "v0.19.1")),
     Boundary("fp8-weights-unsupported", "a100", {"hardware": {"gpu": "V100-32GB"}},
              {"hardware": {"gpu": "T4"}}, "V100 (7.0) -> T4 (7.5)", says=("7.5",)),
     Boundary("fp8-weights-unsupported", "v100", {"engine": {"quantization": "fp8"}},
@@ -51,3 +57,10 @@ BOUNDARIES = [
 @pytest.mark.parametrize("case", BOUNDARIES, ids=[c.id for c in BOUNDARIES])
 def test_boundary(case: Boundary) -> None:
     check_boundary(case)
+
+
+def test_the_release_list_decides_over_the_catalog_flag() -> None:
+    """A model type the release does not list runs in float16, even when the catalog marks the
+    model as refusing it (v0.19.1 lists gemma2, gemma3, gemma3_text, plamo2, glm4)."""
+    marked = {"name": None, "architecture": QWEN.model_copy(update={"refuses_float16": True})}
+    assert "dtype-fp16-refused" not in codes("v100", {"engine": {"dtype": "half"}, "model": marked})
