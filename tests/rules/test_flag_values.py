@@ -19,6 +19,12 @@ def extra(*items: str, tag: str | None = None) -> dict[str, object]:
 ITEM0 = config_key("engine", "extraArgs", 0)
 ITEM1 = config_key("engine", "extraArgs", 1)
 
+
+def seqs(max_num_seqs: str, batched_tokens: int | None) -> dict[str, object]:
+    """`--max-num-seqs` as an extraArgs item beside the typed engine.maxNumBatchedTokens."""
+    return {"engine": {"max_num_batched_tokens": batched_tokens, "max_num_seqs": None,
+                       "extra_args": ("--max-num-seqs", max_num_seqs)}}
+
 BOUNDARIES = [
     Boundary("extra-arg-choice", "v100", extra("--performance-mode", "fast"), extra("--performance-mode", "throughput"),
              "--performance-mode fast -> throughput", key=ITEM0, says=("balanced, interactivity, throughput",)),
@@ -63,17 +69,13 @@ BOUNDARIES = [
              "FP8 encoder scales: + --mm-encoder-attn-dtype fp8", key=ITEM0,
              says=("require 'mm_encoder_attn_dtype' to be 'fp8'",)),
     # the gate's message filled with the values vLLM sees: the typed key's and the item's
-    Boundary("extra-arg-feature-gate", "v100",
-             {"engine": {"max_num_batched_tokens": 2048, "max_num_seqs": None, "extra_args": ("--max-num-seqs", "4096")}},
-             {"engine": {"max_num_batched_tokens": 2048, "max_num_seqs": None, "extra_args": ("--max-num-seqs", "2048")}},
+    Boundary("extra-arg-feature-gate", "v100", seqs("4096", 2048), seqs("2048", 2048),
              "max_num_seqs 4096 -> 2048 beside 2048 batched tokens", key=ITEM0,
              says=("max_num_batched_tokens (2048) must be greater than or equal to max_num_seqs (4096).",
                    "change or remove --max-num-seqs in engine.extraArgs")),
     # ... but a None vLLM fills in first is not judged: EngineArgs raises the token budget to max_num_seqs
     # (v0.19.1 engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args)
-    Boundary("extra-arg-feature-gate", "v100",
-             {"engine": {"max_num_batched_tokens": 2048, "max_num_seqs": None, "extra_args": ("--max-num-seqs", "4096")}},
-             {"engine": {"max_num_batched_tokens": None, "max_num_seqs": None, "extra_args": ("--max-num-seqs", "4096")}},
+    Boundary("extra-arg-feature-gate", "v100", seqs("4096", 2048), seqs("4096", None),
              "engine.maxNumBatchedTokens 2048 -> unset (vLLM's default follows max_num_seqs)", key=ITEM0),
     Boundary("extra-arg-load-format-unknown", "v100", extra("--load-format", "safetensor"),
              extra("--load-format", "safetensors"), "--load-format safetensor -> safetensors", key=ITEM0,
