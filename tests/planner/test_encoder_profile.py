@@ -128,3 +128,14 @@ def test_a_6_gb_start_fails_on_the_encoders_forward_as_vllm_found() -> None:
     assert -0.25 < estimate.available_kv_gib - logged <= 0  # close, and on the safe side
     without_encoder = estimate_available_memory(replace(inputs, vision=None)).available_kv_gib
     assert without_encoder > logged + 1.0  # the encoder decides
+
+
+def test_the_v2_runner_the_release_runs_frees_the_pixel_values() -> None:
+    """v0.29.0 with VLLM_USE_V2_MODEL_RUNNER: the encoder runner drops its pixel values after
+    encoding (v1/worker/gpu/mm/encoder_runner.py); with the switch off the v1 runner's local batch
+    keeps them. One 16,384-token image of Qwen3.6-27B: 65,536 patches of 3 x 2 x 16 x 16, bf16."""
+    v1, v2 = (estimate_available_memory(replace(BASE, vllm_version="0.29.0", env={"VLLM_USE_V2_MODEL_RUNNER": on}))
+              for on in ("0", "1"))
+    assert v1.encoder is not None and v2.encoder is not None
+    outputs, pixels = 16384 * 5120 * BF16, 65536 * 1536 * BF16
+    assert (v1.encoder.kept_bytes, v2.encoder.kept_bytes) == (outputs + pixels, outputs)

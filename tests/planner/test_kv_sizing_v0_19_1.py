@@ -184,3 +184,18 @@ def test_flag_grid_matches_vllm(prefix_caching: bool, num_spec: int, tp: int, kv
         max_model_len=131072, available_kv_gib=40, enable_prefix_caching=prefix_caching,
         num_speculative_tokens=num_spec, draft_attention_layers=MODELS["Qwen3.5-27B"].mtp_layers if num_spec else 0))
     _assert_close(planned, vllm)
+
+
+@pytest.mark.parametrize("prefix_caching", [False, True])
+@pytest.mark.parametrize("max_model_len", [256, 512, 783, 785])
+def test_a_context_shorter_than_the_hybrid_block_counts_tokens_as_vllm_logs_them(
+        prefix_caching: bool, max_model_len: int) -> None:
+    """Without prefix caching the linear-attention groups' block is max_model_len: below the 784-token
+    attention block it is the smallest block, and vLLM's token figure counts blocks of it."""
+    vllm = vllm_kv_figures(QWEN3_5_27B, tp=1, model_dtype="bfloat16", cache_dtype="auto",
+                           prefix_caching=prefix_caching, num_spec=0, max_model_len=max_model_len,
+                           available_memory=int(71.18 * GIB))
+    planned = plan(CapacityInputs(model=MODELS["Qwen3.5-27B"], gpu=GPUS["H100-80GB"], max_model_len=max_model_len,
+                                  available_kv_gib=71.18, enable_prefix_caching=prefix_caching))
+    assert (planned.block_size, planned.vllm_logged_kv_tokens) == (vllm["block_size"], vllm["tokens"])
+    assert planned.max_concurrency == pytest.approx(vllm["max_concurrency"], rel=1e-9)
