@@ -91,3 +91,39 @@ def test_bytes_per_logit_of_each_path() -> None:
     assert peak("v2_model_dtype", 1024) == 1024 * 1000 * 2
     assert peak("flashinfer", 1024) == 1024 * 1000 * 14
     assert peak("torch_sort", 64) == 64 * 1000 * 50
+
+
+FI_ENV = "VLLM_USE_FLASHINFER_SAMPLER"
+
+
+@pytest.mark.parametrize(("version", "rows", "env", "installed", "capability", "sampler", "why"), [
+    ("0.10.2", 256, {}, True, (8, 0), "flashinfer", "FlashInfer is installed"),
+    ("0.10.2", 256, {}, False, (8, 0), "torch_sort", "FlashInfer is not installed in the image; PyTorch's sort"),
+    ("0.10.2", 256, {FI_ENV: "0"}, True, (8, 0), "torch_sort",
+     "FlashInfer is installed but VLLM_USE_FLASHINFER_SAMPLER=0; PyTorch's sort"),
+    ("0.13.0", 256, {}, True, (8, 0), "torch_sort",
+     "FlashInfer only with VLLM_USE_FLASHINFER_SAMPLER=1 in this release; PyTorch's sort"),
+    ("0.13.0", 256, {FI_ENV: "1"}, True, (8, 0), "flashinfer",
+     "FlashInfer only with VLLM_USE_FLASHINFER_SAMPLER=1 in this release (set)"),
+    ("0.19.1", 8, {}, True, (8, 0), "triton",
+     "FlashInfer only with VLLM_USE_FLASHINFER_SAMPLER=1 in this release; Triton top-k/top-p for 8 rows and more"),
+    ("0.19.1", 7, {}, True, (8, 0), "torch_sort",
+     "FlashInfer only with VLLM_USE_FLASHINFER_SAMPLER=1 in this release; PyTorch's sort below 8 rows"),
+    ("0.21.0", 256, {}, True, (8, 0), "flashinfer",
+     "FlashInfer by default from v0.21 (VLLM_USE_FLASHINFER_SAMPLER unset or 1)"),
+    ("0.21.0", 256, {FI_ENV: "0"}, True, (8, 0), "triton",
+     "VLLM_USE_FLASHINFER_SAMPLER=0; Triton top-k/top-p for 8 rows and more"),
+    ("0.21.0", 4, {}, True, (7, 0), "torch_sort",
+     "FlashInfer's sampler does not run on this compute capability; PyTorch's sort below 8 rows"),
+    ("0.25.1", 256, {}, True, (8, 0), "v2_model_dtype", "the v2 model runner samples the dummy rows greedily"),
+    ("0.34.0", 256, {}, True, (7, 0), "v2_warmup_triton",
+     "the v2 model runner's warm-up pass; FlashInfer's sampler does not run on this compute capability"),
+])
+def test_the_plan_says_why_the_profiling_run_samples_as_it_does(
+        version: str, rows: int, env: dict[str, str], installed: bool, capability: tuple[int, int], sampler: str,
+        why: str) -> None:
+    """The reason a user reads beside the sampler's share of the peak, for each path."""
+    release, _ = resolve_release(version)
+    found = sampler_choice(release, rows=rows, env=env, flashinfer_installed=installed, capability=capability,
+                           kind=DENSE)
+    assert (found.sampler, found.why) == (sampler, why)
