@@ -127,3 +127,12 @@ def test_the_plan_says_why_the_profiling_run_samples_as_it_does(
     found = sampler_choice(release, rows=rows, env=env, flashinfer_installed=installed, capability=capability,
                            kind=DENSE)
     assert (found.sampler, found.why) == (sampler, why)
+
+
+@pytest.mark.parametrize(("capability", "sampler"), [
+    ((7, 0), "triton"), ((7, 5), "flashinfer"), ((9, 0), "flashinfer"), ((12, 1), "flashinfer"), ((12, 2), "triton"),
+])
+def test_flashinfers_sampler_runs_from_cc_7_5_to_12_1(capability: tuple[int, int], sampler: str) -> None:
+    """v0.21.0 v1/attention/backends/flashinfer.py FlashInferBackend.supports_compute_capability:
+    7.5 <= capability <= 12.1 (T4 to GB10), which topk_topp_sampler.py asks before using it."""
+    assert choice("0.21.0", capability=capability) == sampler
