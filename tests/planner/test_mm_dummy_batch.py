@@ -121,3 +121,18 @@ def test_gemma_3_counts_its_image_markers_up_to_v0_12() -> None:
                       max_num_seqs=256)
     assert old is not None and new is not None
     assert (old.items, new.items) == (8192 // 260, 8192 // 256)
+
+
+@pytest.mark.parametrize(("limits", "max_model_len", "items"), [
+    (None, 200000, 2),           # the default limit, 999 a prompt: 200,000 // 16,384 = 12 images fit one prompt
+    ({"image": 1}, 200000, 1),   # --limit-mm-per-prompt '{"image": 1}': one a prompt, one request
+    (None, 20000, 1),            # one 16,384-token image fills a 20,000-token prompt
+])
+def test_one_request_profiles_as_many_images_as_its_prompt_may_hold(
+        limits: dict[str, int] | None, max_model_len: int, items: int) -> None:
+    """v0.22.1 multimodal/encoder_budget.py _get_max_items with max_num_seqs 1: min(32,768 // 16,384,
+    1 x max(1, min(limit, max_model_len // 16,384))) - the limit defaults to 999 (config/multimodal.py)."""
+    batch = dummy_batch(resolve_release("0.22.1")[0], QWEN3_VL_30B, max_model_len=max_model_len,
+                        max_num_batched_tokens=32768, max_num_seqs=1, limits={"video": 0, **(limits or {})})
+    assert batch is not None
+    assert (batch.encoder_budget, batch.items, batch.item.embeds) == (32768, items, 16384)

@@ -171,3 +171,25 @@ def test_no_backend_names_the_dtype_when_every_backend_refuses_it(
     hits = [f for f in findings("v100", {"engine": kv(None, dtype="half")}) if f.code == "attention-no-backend"]
     assert [h.key for h in hits] == [key]
     assert hits[0].message == f"no attention backend of vLLM v0.19.1 runs this model on V100-32GB (CC 7.0): {reasons}"
+
+
+REFUSED = {"TRITON_ATTN": ("dtype not supported",), "FLEX_ATTENTION": ("dtype not supported",)}
+
+
+@pytest.mark.parametrize(("verdict", "mla"), [
+    (Verdict(None, False, tried=REFUSED, undecided=True), False),  # a check the registry cannot read: no verdict
+    (Verdict(None, False, tried={}), False),                      # nothing tried: the registry had no order
+    (Verdict(None, False, tried=REFUSED), True),                  # an MLA layer: model_sizing.py judges its backend
+    (Verdict("TRITON_ATTN", False, tried={"FLASH_ATTN": ("dtype not supported",)}), False),  # one was found
+    (Verdict("FLASHINFER", True, reasons=("dtype not supported",)), False),  # forced: attention-backend-unsupported
+])
+def test_no_backend_is_said_only_of_a_decided_auto_selection_that_found_none(
+        monkeypatch: pytest.MonkeyPatch, verdict: Verdict, mla: bool) -> None:
+    real_layers = attention.layers
+
+    def answered(ctx: Context) -> list[attention.Layer]:
+        return [dataclasses.replace(layer, verdict=verdict, query=dataclasses.replace(layer.query, use_mla=mla))
+                for layer in real_layers(ctx)]
+
+    monkeypatch.setattr(attention, "layers", answered)
+    assert "attention-no-backend" not in {f.code for f in findings("v100", {"engine": kv(None, dtype="half")})}
