@@ -193,3 +193,29 @@ def test_no_backend_is_said_only_of_a_decided_auto_selection_that_found_none(
 
     monkeypatch.setattr(attention, "layers", answered)
     assert "attention-no-backend" not in {f.code for f in findings("v100", {"engine": kv(None, dtype="half")})}
+
+
+KV_ONLY = {"TRITON_ATTN": ("kv_cache_dtype not supported",), "FLEX_ATTENTION": ("kv_cache_dtype not supported",)}
+HEADS = {"TRITON_ATTN": ("kv_cache_dtype not supported",), "FLEX_ATTENTION": ("head_size not supported",)}
+
+
+@pytest.mark.parametrize(("verdicts", "codes_found", "codes_absent"), [
+    # the FP8 cache is every backend's objection: fp8-kv-cache-unsupported says so, with its fix
+    ([KV_ONLY], {"fp8-kv-cache-unsupported"}, {"attention-no-backend"}),
+    # another objection besides the cache: no backend runs the model at all
+    ([HEADS], {"attention-no-backend"}, set()),
+    # full-attention layers refuse only the cache, the sliding-window ones more: the latter are still said
+    ([KV_ONLY, HEADS], {"attention-no-backend", "fp8-kv-cache-unsupported"}, set()),
+])
+def test_an_fp8_cache_that_every_backend_refuses_is_its_own_finding(
+        monkeypatch: pytest.MonkeyPatch, verdicts: list[dict[str, tuple[str, ...]]], codes_found: set[str],
+        codes_absent: set[str]) -> None:
+    real_layers = attention.layers
+
+    def refused(ctx: Context) -> list[attention.Layer]:
+        layer = real_layers(ctx)[0]
+        return [dataclasses.replace(layer, verdict=Verdict(None, False, tried=tried), failure=None) for tried in verdicts]
+
+    monkeypatch.setattr(attention, "layers", refused)
+    found = {f.code for f in findings("v100", {"engine": kv("fp8", dtype="half")})}
+    assert codes_found <= found and not codes_absent & found
