@@ -214,7 +214,8 @@ def test_an_fp8_cache_that_every_backend_refuses_is_its_own_finding(
 
     def refused(ctx: Context) -> list[attention.Layer]:
         layer = real_layers(ctx)[0]
-        return [dataclasses.replace(layer, verdict=Verdict(None, False, tried=tried), failure=None) for tried in verdicts]
+        return [dataclasses.replace(layer, verdict=Verdict(None, False, tried=tried), failure=None)
+                for tried in verdicts]
 
     monkeypatch.setattr(attention, "layers", refused)
     found = {f.code for f in findings("v100", {"engine": kv("fp8", dtype="half")})}
