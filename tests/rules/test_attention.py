@@ -220,3 +220,19 @@ def test_an_fp8_cache_that_every_backend_refuses_is_its_own_finding(
     monkeypatch.setattr(attention, "layers", refused)
     found = {f.code for f in findings("v100", {"engine": kv("fp8", dtype="half")})}
     assert codes_found <= found and not codes_absent & found
+
+
+def test_a_later_layer_kind_without_a_backend_is_still_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gemma-like models ask twice (full and sliding-window layers): the full layers finding a
+    backend does not hide sliding ones that find none; and without an FP8 cache a cache objection
+    is no FP8 finding's to make."""
+    real_layers = attention.layers
+
+    def two_kinds(ctx: Context) -> list[attention.Layer]:
+        layer = real_layers(ctx)[0]
+        return [dataclasses.replace(layer, verdict=Verdict("TRITON_ATTN", False, tried={})),
+                dataclasses.replace(layer, verdict=Verdict(None, False, tried=KV_ONLY), failure=None)]
+
+    monkeypatch.setattr(attention, "layers", two_kinds)
+    hits = [f for f in findings("v100", {"engine": kv(None, dtype="half")}) if f.code == "attention-no-backend"]
+    assert [h.key for h in hits] == [config_key("hardware", "gpu")]
