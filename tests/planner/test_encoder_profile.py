@@ -139,3 +139,38 @@ def test_the_v2_runner_the_release_runs_frees_the_pixel_values() -> None:
     assert v1.encoder is not None and v2.encoder is not None
     outputs, pixels = 16384 * 5120 * BF16, 65536 * 1536 * BF16
     assert (v1.encoder.kept_bytes, v2.encoder.kept_bytes) == (outputs + pixels, outputs)
+
+
+def test_data_parallel_encoding_gives_each_rank_its_share_of_the_items() -> None:
+    """--mm-encoder-tp-mode data, TP 4, five images (an 81,920-token budget): the busiest rank
+    encodes ceil(5 / 4) = 2 with the whole encoder (models/vision.py
+    run_dp_sharded_mrope_vision_model), holding every item's pixel values and a concatenated copy
+    of its own two. So it holds what one GPU encoding two images holds, plus five images' pixels
+    (65,536 patches x 1,536 values, bf16, each)."""
+    vision = QWEN36_27B.vision
+    assert vision is not None
+    release = resolve_release("0.19.1")[0]
+    five = dummy_batch(release, vision, max_model_len=65536, max_num_batched_tokens=5 * 16384, max_num_seqs=64)
+    two = dummy_batch(release, vision, max_model_len=65536, max_num_batched_tokens=2 * 16384, max_num_seqs=64)
+    assert five is not None and two is not None and (five.items, two.items) == (5, 2)
+    sharded = encoder_profile(release, vision, five, tp=4, dtype_bytes=BF16, runner="v1", data_parallel=True)
+    alone = encoder_profile(release, vision, two, tp=1, dtype_bytes=BF16, runner="v1")
+    assert sharded.forward_bytes - alone.forward_bytes == 5 * 65536 * 1536 * BF16
+    # what stays: all five outputs (16,384 x 5,120 each) and, on the v1 runner, all five pixel tensors
+    assert sharded.kept_bytes == 5 * (16384 * 5120 + 65536 * 1536) * BF16
+
+
+def test_the_plan_states_the_encoder_batch_and_what_it_keeps() -> None:
+    """The line `vllm-stack capacity` prints under the activation peak: the batch as vLLM logs it,
+    then the encoder's peak and what it keeps, in GiB (16,384 x 5,120 outputs and 65,536 x 1,536
+    pixel values, bf16: 0.34 GiB), and the code it was read from."""
+    vision = QWEN36_27B.vision
+    assert vision is not None
+    profile = _profile("0.19.1", vision)
+    head = "1 image item(s) of 16384 tokens (65536 patches), budget 16384: encoder peak "
+    assert profile.detail.startswith(head)
+    assert profile.detail[len(head):].startswith(f"{profile.forward_bytes / 2**30:.2f} GiB (blocks), kept 0.34 GiB (")
+    assert profile.detail.endswith("(v0.13 on): encoder_cache['tmp_<i>'] holds each dummy encoder output while "
+                                   "_dummy_run and _dummy_sampler_run run (the v2 runner: "
+                                   "v1/worker/gpu/mm/encoder_runner.py profile_encoder_cache))")
+    assert 1.0 < profile.forward_bytes / 2**30 < 3.0
