@@ -77,6 +77,14 @@ BOUNDARIES = [
     # (v0.19.1 engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args)
     Boundary("extra-arg-feature-gate", "v100", seqs("4096", 2048), seqs("4096", None),
              "engine.maxNumBatchedTokens 2048 -> unset (vLLM's default follows max_num_seqs)", key=ITEM0),
+    # engine/arg_utils.py human_readable_int: a lower-case suffix is decimal, an upper-case one binary
+    Boundary("extra-arg-feature-gate", "v100",
+             {"engine": {"max_num_batched_tokens": None, "max_num_seqs": 1024,
+                         "extra_args": ("--max-num-batched-tokens", "1k")}},
+             {"engine": {"max_num_batched_tokens": None, "max_num_seqs": 1024,
+                         "extra_args": ("--max-num-batched-tokens", "1K")}},
+             "1k (1,000) -> 1K (1,024) batched tokens beside max_num_seqs 1024", key=ITEM0,
+             says=("max_num_batched_tokens (1000) must be greater than or equal to max_num_seqs (1024).",)),
     Boundary("extra-arg-load-format-unknown", "v100", extra("--load-format", "safetensor"),
              extra("--load-format", "safetensors"), "--load-format safetensor -> safetensors", key=ITEM0,
              says=("runai_streamer", "safetensors")),

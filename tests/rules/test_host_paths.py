@@ -133,3 +133,37 @@ def test_read_only_weights_may_live_under_usr_but_never_under_etc() -> None:
     assert system_path("/usr/share/models", writable=False) is None
     assert system_path("/usr/share/models", writable=True) is not None
     assert system_path("/etc/models", writable=False) is not None
+
+
+@pytest.mark.parametrize(("path", "why"), [
+    ("/var/spool/cron", "cron"),                      # a crontab written here runs on the host as its owner
+    ("/var/lib/cni/networks", "pod network"),        # IP allocations of every pod on the node
+    ("/var/lib/etcd/member", "every Secret"),        # a control-plane node's whole cluster state
+    ("/var/lib/rancher/k3s", "k3s"),                 # k3s/RKE2 server tokens and CA keys
+    ("/var/lib/k0s/pki", "k0s"),
+    ("/var/lib/minikube/certs", "certificates"),
+    ("/var/lib/kubelet/pods", "service-account tokens"),
+    ("/var/lib/containers/storage", "Podman"),
+    ("/var/snap/docker/common", "snap"),             # a snap-installed Docker's containers
+    ("/var/log/pods", "logs"),
+    ("/var/run/docker.sock", "sockets"),             # the Docker socket: root on the host
+    ("/run/containerd", "sockets"),
+    ("/proc/1", "processes"), ("/sys/fs/cgroup", "kernel"), ("/dev/nvidia0", "devices"), ("/boot/efi", "boot"),
+    ("/private/etc/hosts", "configuration"),         # macOS: /etc is /private/etc, which Docker Desktop shares
+    ("/var/root/.ssh", "root's home"),               # macOS root's home
+    ("/host_mnt/c/Users/dave", "a user's home"),     # Docker Desktop on Windows: C:\Users\dave
+    ("/c/Users/gina", "a user's home"),              # Git Bash / Docker Toolbox drive paths
+    ("/export/home/eve", "a user's home"), ("/var/home/frank", "a user's home"),  # Solaris, Fedora Atomic
+    ("/System/Volumes/Data/Users/hal", "a user's home"),  # macOS's data volume
+    ("/tmp", "temporary files"), ("/var/tmp", "temporary files"),
+])
+def test_host_trees_a_container_must_not_get(path: str, why: str) -> None:
+    """Paths whose contents give a container the host (credentials, sockets, jobs the host runs),
+    refused even read-only for the weights."""
+    found = system_path(path, writable=False)
+    assert found is not None and why in found.holds
+
+
+@pytest.mark.parametrize("path", ["/tmp/models", "/var/lib/vllm", "/srv/models", "/data/hf", "/home/ops/models"])
+def test_a_directory_of_its_own_is_no_system_path(path: str) -> None:
+    assert system_path(path, writable=True) is None
