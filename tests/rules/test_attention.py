@@ -112,6 +112,12 @@ BOUNDARIES = [
     Boundary("attention-backend-unsupported", "a100", {"engine": forced("FLASHINFER", dtype="float32")},
              {"engine": forced("FLASHINFER", dtype="bfloat16")},
              "FlashInfer: float32 -> bfloat16", says=("dtype not supported",)),
+    # v0.24.0 v1/attention/selector.py: use_batch_invariant=envs.VLLM_BATCH_INVARIANT; FlashInfer does not
+    # support batch invariance (backend.py validate_configuration)
+    Boundary("attention-backend-unsupported", "a100",
+             {"engine": forced("FLASHINFER", env={"VLLM_BATCH_INVARIANT": "1"}), "image": {"tag": "v0.24.0"}},
+             {"engine": forced("FLASHINFER", env={"VLLM_BATCH_INVARIANT": "0"}), "image": {"tag": "v0.24.0"}},
+             "v0.24.0 FlashInfer: VLLM_BATCH_INVARIANT 1 -> 0", says=("batch invariance not supported",)),
     Boundary("attention-backend-unknown", "a100", {"engine": kv(None, attention_backend="FLASHINFER2")},
              {"engine": kv(None, attention_backend="flashinfer")}, "FLASHINFER2 -> flashinfer (vLLM upper-cases it)"),
     Boundary("attention-no-backend", "v100", {"model": TINY_HEADS}, {"model": TWIN_HEADS},
