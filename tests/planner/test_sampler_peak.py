@@ -136,3 +136,15 @@ def test_flashinfers_sampler_runs_from_cc_7_5_to_12_1(capability: tuple[int, int
     """v0.21.0 v1/attention/backends/flashinfer.py FlashInferBackend.supports_compute_capability:
     7.5 <= capability <= 12.1 (T4 to GB10), which topk_topp_sampler.py asks before using it."""
     assert choice("0.21.0", capability=capability) == sampler
+
+
+def test_speculative_decoding_lifts_a_small_samplers_peak_to_the_rejection_pass() -> None:
+    """FlashInfer's sampler holds 14 bytes a logit (bf16 logits 2, an fp32 copy 4, top-k masked
+    logits 4, probabilities 4); with a draft, GPUModelRunner._dummy_sampler_run also runs the
+    rejection sampler over (1 + 1) x rows target logits: 2 x (bf16 2 + fp32 probabilities 4 + the
+    recovered-token pass 4) = 20 bytes a row-and-vocab element, which then decides. PyTorch's sort
+    (38) stays above it."""
+    logits = 256 * 151936
+    assert sampler_peak_bytes("flashinfer", rows=256, vocab=151936, sm_count=None, speculative=False) == logits * 14
+    assert sampler_peak_bytes("flashinfer", rows=256, vocab=151936, sm_count=None, speculative=True) == logits * 20
+    assert sampler_peak_bytes("torch_sort", rows=256, vocab=151936, sm_count=None, speculative=True) == logits * 38
