@@ -72,6 +72,7 @@ clean:
 	rm -rf $(TOOLS) .venv .pytest_cache .mypy_cache
 
 ## make bench: start-up time of the CLI and of each backend's import path; check over 200 stacks
+##   (`python benchmarks/startup.py --instructions`: the same paths counted in instructions, with valgrind)
 bench: env
 	@echo "make: benchmarks (~1 min)"
 	$(UV) run --frozen python benchmarks/startup.py

@@ -8,11 +8,18 @@ module and the floor and the verbs compare compile times. The floor is what any 
 stack pays before doing anything of its own: pydantic and yaml imported and used once (one model
 built and validated, one document parsed); bare `import pydantic` is lazy and loads almost none
 of it, so it is printed beside but not the target. The target: `plan` within TARGET x the floor.
+
+`--instructions` counts the instructions each path executes instead (valgrind's callgrind, one run
+each, a few minutes): unlike CPU time they do not move with the machine's load, so two versions
+compare exactly (docs/development.md, "Start-up").
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,7 +59,23 @@ def _once(code: str, env: dict[str, str]) -> tuple[float, list[str], int]:
     return float(seconds), heavy.split(","), int(modules)
 
 
+def _instructions(code: str, env: dict[str, str]) -> float:
+    """Instructions one run of `code` executes (callgrind's "Collected"), bytecode already cached."""
+    subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, env=env)
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+                           "-c", code], capture_output=True, text=True, check=True, env=env)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise RuntimeError(f"callgrind printed no count: {done.stderr[-300:]}")
+    return float(found.group(1))
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--instructions", action="store_true", help="count instructions with valgrind")
+    if parser.parse_args().instructions:
+        count_instructions()
+        return
     with tempfile.TemporaryDirectory(prefix="vllm-serving-bench-") as cache:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = cache
@@ -74,6 +97,21 @@ def main() -> None:
         verdict = "within" if plan <= TARGET * floor else "OVER"
         print(f"plan / floor = {plan / floor:.1f}x ({verdict} the {TARGET:g}x target); "
               f"plan / bare `import pydantic, yaml` = {plan / lazy:.1f}x")
+
+
+def count_instructions() -> None:
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    with tempfile.TemporaryDirectory(prefix="vllm-serving-bench-") as cache:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = cache
+        counts = {name: _instructions(code, env) for name, code in CASES.items() if "lazy" not in name}
+    floor = counts["floor: pydantic and yaml used"]
+    for name, count in counts.items():
+        print(f"{name:<40} {count / 1e6:9,.0f} M instructions  {count / floor:5.2f}x floor")
+    plan = counts["cli plan (no pulumi)"]
+    verdict = "within" if plan <= TARGET * floor else "OVER"
+    print(f"plan / floor = {plan / floor:.2f}x ({verdict} the {TARGET:g}x target)")
 
 
 if __name__ == "__main__":

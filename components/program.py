@@ -6,12 +6,12 @@ bad config fails `pulumi preview` with the key and the fix and leaves no half de
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pulumi
 from pulumi.runtime import config as runtime_config
 
@@ -62,7 +62,7 @@ BLOCKING_WHEN_DEPLOYING = frozenset({"registry-password-missing"})
 
 def _deploy_severity(finding: Finding) -> Finding:
     if finding.code in BLOCKING_WHEN_DEPLOYING:
-        return dataclasses.replace(finding, severity=Severity.ERROR)
+        return msgspec.structs.replace(finding, severity=Severity.ERROR)
     return finding
 
 

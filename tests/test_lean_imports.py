@@ -68,3 +68,21 @@ def test_no_model_a_verb_builds_parses_its_own_source() -> None:
     built = [m for m in _subclasses(BaseModel) if m.__module__.startswith("vllm_serving.")]
     assert len(built) > 30  # the settings, the catalog and the release facts were imported
     assert [m.__qualname__ for m in built if m.model_config.get("use_attribute_docstrings")] == []
+
+
+def test_the_core_builds_no_dataclass_at_start_up() -> None:
+    """Records in the core are msgspec Structs, built in C: on CPython 3.11 a frozen dataclass
+    compiles six methods when its module is imported (~4 M instructions each), and the ~70 that
+    `plan` loaded had put it at 2.2x the pydantic+yaml floor (docs/development.md, "Start-up").
+    `preflight/in_image/` is the exception: it runs inside the vLLM image on the standard library."""
+    probe = ("from vllm_serving.cli import main; main(['plan', 'v100', '--json'])\n"
+             "import components.program, components.docker.vllm_deployment, dataclasses, sys\n"
+             "print('DATACLASSES:' + ','.join(f'{name}.{attr}' for name, module in list(sys.modules.items())\n"
+             "    if name.startswith(('vllm_serving', 'components'))\n"
+             "    and not name.startswith('vllm_serving.preflight.in_image') for attr, value in vars(module).items()\n"
+             "    if isinstance(value, type) and value.__module__ == name and dataclasses.is_dataclass(value)),"
+             " file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT_DIR, capture_output=True, text=True,
+                          check=False)
+    marker = next(line for line in done.stderr.splitlines() if line.startswith("DATACLASSES:"))
+    assert marker.removeprefix("DATACLASSES:").split(",") == [""]

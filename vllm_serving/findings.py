@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from enum import StrEnum
+
+import msgspec
 
 from vllm_serving.terminal_text import printable
 
@@ -16,8 +17,7 @@ class Severity(StrEnum):
     WARNING = "warning"  # printed, and logged under Pulumi
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(msgspec.Struct, frozen=True):
     """One problem with a stack: stable code, severity, the config key, what is wrong and the fix."""
 
     code: str

@@ -10,9 +10,7 @@ its own, so every backend, rule and view that takes one server takes a host as i
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-
+import msgspec
 from pydantic.alias_generators import to_snake
 
 from vllm_serving.findings import config_key
@@ -30,8 +28,7 @@ HOST_KEYS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class HostSpec:
+class HostSpec(msgspec.Struct, frozen=True):
     """One host of a fleet and the spec of the server on it."""
 
     index: int
@@ -73,7 +70,7 @@ def host_spec(spec: ServingSpec, index: int, host: FleetHost) -> HostSpec:
         update={"public_host": host.public_host})
     settings = s.model_copy(update={"target": target, "hardware": hardware, "network": network})
     # argv, env and the startup budget read none of the four keys: they carry over as resolved
-    return HostSpec(index, host, dataclasses.replace(spec, settings=settings))
+    return HostSpec(index, host, msgspec.structs.replace(spec, settings=settings))
 
 
 def fleet_hosts(spec: ServingSpec) -> tuple[HostSpec, ...]:

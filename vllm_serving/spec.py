@@ -7,9 +7,10 @@ starts from a `ServingSpec`, so the flags exist once.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from vllm_serving.catalog.gpus import CPU, GpuSpec, find_gpu, suggest_gpu
 from vllm_serving.catalog.hf_config import load_hf_config
@@ -23,8 +24,7 @@ from vllm_serving.settings.text_checks import STACK_NAME_FIX, stack_name_problem
 from vllm_serving.timing import startup_budget_seconds
 
 
-@dataclass(frozen=True)
-class ServingSpec:
+class ServingSpec(msgspec.Struct, frozen=True):
     """Everything a backend needs, resolved and validated."""
 
     stack: str

@@ -29,8 +29,7 @@ judges them again with exactly its processes' memory released (vllm_serving/pref
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import pulumi
 import pulumi_docker as docker
 
@@ -113,8 +112,7 @@ class Preflight(pulumi.ComponentResource):
         return self.image if pulumi.runtime.is_dry_run() else self.passed_image
 
 
-@dataclass(frozen=True)
-class Outgoing:
+class Outgoing(msgspec.Struct, frozen=True):
     """The server this preflight gates, where Docker can list its processes."""
 
     name: str

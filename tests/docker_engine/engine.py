@@ -9,7 +9,6 @@ runs and stacks never collide. `create` maps the spec onto the Docker API the wa
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import socket
 import subprocess
@@ -18,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import docker
+import msgspec
 from docker.models.containers import Container
 from docker.types import LogConfig, Mount
 
@@ -71,13 +71,13 @@ def on_this_engine(client: docker.DockerClient, c: ContainerSpec, *, image: str,
             source.mkdir(parents=True)
             if weights:
                 (source / "config.json").write_text(MODEL_CONFIG)
-            mounts.append(dataclasses.replace(m, source=str(source)))
+            mounts.append(msgspec.structs.replace(m, source=str(source)))
         else:
             volume = client.volumes.create(f"{m.source}-{unique}", labels={TEST_LABEL: run_id})
             if weights:
                 _put_config(client, image, volume.name, run_id)
-            mounts.append(dataclasses.replace(m, source=volume.name))
-    return dataclasses.replace(
+            mounts.append(msgspec.structs.replace(m, source=volume.name))
+    return msgspec.structs.replace(
         c, name=f"{c.name}-{unique}", image=image, runtime=None, host_port=free_port(), mounts=tuple(mounts),
         labels=(*c.labels, (TEST_LABEL, run_id)))
 

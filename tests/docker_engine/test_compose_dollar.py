@@ -3,12 +3,12 @@ where an unescaped file would have the shell's variables substituted."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import yaml
 
@@ -43,7 +43,7 @@ def _service(config: dict[str, Any], name: str) -> dict[str, Any]:
 
 def test_compose_gives_back_every_dollar_value(tmp_path: Path) -> None:
     c = hostile_container()
-    c = dataclasses.replace(c, env=(*c.env, PROBE))
+    c = msgspec.structs.replace(c, env=(*c.env, PROBE))
     secrets = {"VLLM_API_KEY": "k$y-${HOME}"}
     path = tmp_path / "compose.yaml"
     path.write_text(compose_yaml(c, secrets), encoding="utf-8")
@@ -57,7 +57,7 @@ def test_compose_gives_back_every_dollar_value(tmp_path: Path) -> None:
 def test_without_escaping_compose_would_substitute(tmp_path: Path) -> None:
     """The control: the same values written unescaped are changed by Compose."""
     c = container_spec(make_spec("a100"))
-    c = dataclasses.replace(c, env=(("VAR_HOME", "$HOME"),))
+    c = msgspec.structs.replace(c, env=(("VAR_HOME", "$HOME"),))
     path = tmp_path / "compose.yaml"
     path.write_text(yaml.safe_dump(compose_document(c), sort_keys=False), encoding="utf-8")
     raw = _compose_config(path)["services"][c.name]["environment"]

@@ -6,13 +6,13 @@ untouched (under Pulumi the new server is never registered: tests/docker/test_pr
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import msgspec
 import pulumi
 import pytest
 from docker.types import Mount
@@ -82,7 +82,7 @@ def test_what_vllm_refuses_stops_pulumi_up_with_its_words_and_the_server_runs_on
     started_at = server.attrs["State"]["StartedAt"]
     command = preflight_command(spec, "docker", docker_weights_source(spec))
     assert command is not None
-    nxt = dataclasses.replace(running, command=change(running.command))
+    nxt = msgspec.structs.replace(running, command=change(running.command))
     code, output = run_preflight(engine.client, command, nxt, engine.run_id, ("engine",))
     assert code == 1, output
     with pytest.raises(pulumi.RunError) as stopped:
@@ -106,7 +106,7 @@ def test_vllm_judges_the_servers_argv_byte_for_byte(engine: Engine, tmp_path: Pa
     c = engine.adapt(spec, f"{stack}-argv")
     # the fake vLLM records what its parser was given; the variable is the server's too, so the
     # preflight's environment stays the server's
-    c = dataclasses.replace(c, env=(*c.env, ("FAKE_VLLM_ARGV_FILE", "/record/seen.json")))
+    c = msgspec.structs.replace(c, env=(*c.env, ("FAKE_VLLM_ARGV_FILE", "/record/seen.json")))
     server = engine.create(c)
     command = preflight_command(spec, "docker", docker_weights_source(spec))
     assert command is not None
@@ -126,7 +126,7 @@ def test_a_tag_without_a_registry_is_judged_by_its_own_vllm(engine: Engine, runn
     code, output = run_preflight(engine.client, command, running, engine.run_id, ("engine",))
     assert code == 0 and "ok    engine  vLLM v0.19.1 accepts the argv (parse, validate, api-server, config, " \
                           "attention)" in output, output
-    refused = dataclasses.replace(running, command=(*running.command, "--kv-cache-dtype", "fp9"))
+    refused = msgspec.structs.replace(running, command=(*running.command, "--kv-cache-dtype", "fp9"))
     code, output = run_preflight(engine.client, command, refused, engine.run_id, ("engine",))
     with pytest.raises(pulumi.RunError) as stopped:
         _checked([engine.image, float(code), output, URN])
@@ -144,7 +144,7 @@ def _with_gpus(c: ContainerSpec, free: list[int], processes: list[dict[str, int]
     fake_gpu) first on the path, the readings in variables the preflight gets with the server's environment."""
     gpus = [{"free": f, "total": TOTAL, "uuid": f"GPU-4a7f0c2e-0000-4000-8000-00000000000{i}"}
             for i, f in enumerate(free)]
-    return dataclasses.replace(c, env=(*c.env, ("PYTHONPATH", f"/fake-gpu:{SITE_IN_IMAGE}"),
+    return msgspec.structs.replace(c, env=(*c.env, ("PYTHONPATH", f"/fake-gpu:{SITE_IN_IMAGE}"),
                                        ("FAKE_GPUS", json.dumps(gpus)), ("FAKE_GPU_PROCESSES", json.dumps(processes))))
 
 

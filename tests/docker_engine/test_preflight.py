@@ -8,10 +8,10 @@ out; the runtime check runs, and must fail here exactly as it would on a host wi
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from tests.docker_engine.conftest import Engine, docker_stacks, shipped_spec
@@ -33,7 +33,7 @@ def _preflight(engine: Engine, stack: str, weights: Path, checks: tuple[str, ...
     assert command is not None
     assert set(command.checks) - GPU_CHECKS == set(NO_GPU_CHECKS)
     server = container_spec(spec, image=engine.image)
-    server = dataclasses.replace(server, mounts=(Mount("bind", str(weights), server.model_mount.target, True),))
+    server = msgspec.structs.replace(server, mounts=(Mount("bind", str(weights), server.model_mount.target, True),))
     return run_preflight(engine.client, command, server, engine.run_id, checks)
 
 

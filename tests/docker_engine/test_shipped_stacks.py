@@ -6,10 +6,10 @@ healthcheck, ports, mounts, log options, restart policy and vLLM argv are the pr
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import httpx
+import msgspec
 import pytest
 from docker.models.containers import Container
 
@@ -103,7 +103,7 @@ def test_smoke_fails_against_a_server_with_the_wrong_model_name(
         engine: Engine, stack: str, capsys: pytest.CaptureFixture[str]) -> None:
     spec = shipped_spec(stack)
     c = engine.adapt(spec, f"{stack}-wrong-name")
-    engine.create(dataclasses.replace(c, command=(*c.command, "--served-model-name", "not-the-stacks-model")))
+    engine.create(msgspec.structs.replace(c, command=(*c.command, "--served-model-name", "not-the-stacks-model")))
     _wait_answering(c)
     code = smoke_verb(PROJECT_DIR, stack, "--base-url", _base_url(c), "--timeout", "10")
     out = capsys.readouterr().out
@@ -143,7 +143,7 @@ def test_the_rendered_docker_run_runs_as_rendered(deployments: dict[str, Deploym
 def test_a_loopback_bind_address_publishes_on_loopback_only(engine: Engine) -> None:
     spec = shipped_spec("v100")
     network = spec.settings.network.model_copy(update={"bind_address": "127.0.0.1"})
-    local = dataclasses.replace(spec, settings=spec.settings.model_copy(update={"network": network}))
+    local = msgspec.structs.replace(spec, settings=spec.settings.model_copy(update={"network": network}))
     c = engine.adapt(local, "v100-loopback")
     container = engine.create(c)
     _wait_answering(c)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
-
+import msgspec
 import pytest
 
 from vllm_serving.planner.available_memory import (
@@ -28,7 +27,7 @@ def term(inputs: MemoryInputs, name: str) -> float:
 
 
 def with_(**changes: object) -> MemoryInputs:
-    return dataclasses.replace(BASE, **changes)  # type: ignore[arg-type]
+    return msgspec.structs.replace(BASE, **changes)  # type: ignore[arg-type]
 
 
 def test_v0_20_subtracts_cuda_graph_memory_by_default_and_v0_19_does_not() -> None:
@@ -74,21 +73,21 @@ def test_pipeline_parallelism_alone_adds_the_nccl_term() -> None:
 
 def test_each_release_defaults_its_own_utilization() -> None:
     unset = with_(gpu_memory_utilization=None)
-    assert estimate_available_memory(dataclasses.replace(unset, vllm_version="0.19.1")).requested_gib == (
+    assert estimate_available_memory(msgspec.structs.replace(unset, vllm_version="0.19.1")).requested_gib == (
         pytest.approx(0.9 * 79.25))
-    assert estimate_available_memory(dataclasses.replace(unset, vllm_version="0.20.2")).requested_gib == (
+    assert estimate_available_memory(msgspec.structs.replace(unset, vllm_version="0.20.2")).requested_gib == (
         pytest.approx(0.92 * 79.25))
     # The extensible KV cache budgets all of the GPU when the flag is unset, then trims after warmup.
-    assert estimate_available_memory(dataclasses.replace(unset, vllm_version="0.34.0")).requested_gib == (
+    assert estimate_available_memory(msgspec.structs.replace(unset, vllm_version="0.34.0")).requested_gib == (
         pytest.approx(79.25))
 
 
 def test_v0_19_rounds_the_request_up_to_a_byte_and_v0_11_truncates() -> None:
     odd = with_(gpu_total_gib=22.05, gpu_memory_utilization=0.333)
     exact = 22.05 * GIB * 0.333
-    assert estimate_available_memory(dataclasses.replace(odd, vllm_version="0.19.1")).requested_gib * GIB == (
+    assert estimate_available_memory(msgspec.structs.replace(odd, vllm_version="0.19.1")).requested_gib * GIB == (
         pytest.approx(int(exact) + 1, abs=0.5))
-    assert estimate_available_memory(dataclasses.replace(odd, vllm_version="0.11.0")).requested_gib * GIB == (
+    assert estimate_available_memory(msgspec.structs.replace(odd, vllm_version="0.11.0")).requested_gib * GIB == (
         pytest.approx(int(exact), abs=0.5))
 
 

@@ -6,9 +6,8 @@ The expected figures are written out from vLLM's profile_run, not taken from the
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
+from msgspec.structs import replace
 
 from tests.planner.test_available_memory_corpus import load_cases
 from tests.planner.test_mm_dummy_batch import QWEN3_VL_30B, QWEN25_VL_7B

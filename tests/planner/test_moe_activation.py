@@ -10,10 +10,10 @@ without it gets a width derived from the parameter count.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 import yaml
 
@@ -111,8 +111,8 @@ def test_dense_models_keep_their_mlp_term() -> None:
 # 0.09 GiB; the workspaces of 8 routed experts of width 768 bring it to 0.14 GiB.
 def test_public_moe_breakdown_is_closer() -> None:
     case = yaml.safe_load((FIXTURES / "startup_logs" / "lukejyk-qwen3-coder-30b-a3b-a100.yaml").read_text())
-    dense = dataclasses.replace(case_inputs(case), compile_cache_warm=True)  # the workspaces, no compile
-    moe = dataclasses.replace(dense, model=dataclasses.replace(dense.model, experts_per_token=8,
+    dense = msgspec.structs.replace(case_inputs(case), compile_cache_warm=True)  # the workspaces, no compile
+    moe = msgspec.structs.replace(dense, model=msgspec.structs.replace(dense.model, experts_per_token=8,
                                                                expert_intermediate_size=768))
     logged = float(case["logged"]["activation_gib"])
 

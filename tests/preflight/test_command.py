@@ -3,10 +3,10 @@ release's recorded vLLM entry points, and the server's argv appended exactly."""
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import json
 
+import msgspec
 import pytest
 
 from tests.preflight.program import run_program
@@ -77,7 +77,7 @@ def test_the_flag_keys_are_the_flag_table_and_extra_args() -> None:
 def test_a_cpu_target_runs_no_gpu_check() -> None:
     spec = make_spec("v100")
     hardware = spec.settings.hardware.model_copy(update={"device": "cpu"})
-    cpu = dataclasses.replace(spec, settings=spec.settings.model_copy(update={"hardware": hardware}))
+    cpu = msgspec.structs.replace(spec, settings=spec.settings.model_copy(update={"hardware": hardware}))
     command = preflight_command(cpu, "docker", "SOURCE")
     assert command is not None and command.checks == ("weights", "engine", "curl") and "--gpus" not in command.args
 

@@ -3,12 +3,12 @@ corrections documented in vllm_serving/render/compose_file.py (and commented in 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from importlib import resources
 from typing import Any
 
 import jsonschema
+import msgspec
 import pytest
 import yaml
 
@@ -98,7 +98,7 @@ def test_ports_publish_on_the_bind_address_ipv6_in_brackets() -> None:
     for address, published in (("0.0.0.0", f"{c.host_port}:{c.container_port}"),
                                ("127.0.0.1", f"127.0.0.1:{c.host_port}:{c.container_port}"),
                                ("::1", f"[::1]:{c.host_port}:{c.container_port}")):
-        service = compose_document(dataclasses.replace(c, bind_address=address))["services"][c.name]
+        service = compose_document(msgspec.structs.replace(c, bind_address=address))["services"][c.name]
         assert service["ports"] == [published]
 
 
@@ -116,7 +116,7 @@ def _compose_errors(doc: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize("stack", SHIPPED_STACKS)
 def test_every_stack_renders_a_file_compose_accepts(stack: str) -> None:
     c = container_spec(load_spec(stack_file(stack), stack, PROJECT_DIR))  # promoted ones as well
-    c = dataclasses.replace(c, secret_env=("VLLM_API_KEY", "HF_TOKEN"))
+    c = msgspec.structs.replace(c, secret_env=("VLLM_API_KEY", "HF_TOKEN"))
     assert _compose_errors(yaml.safe_load(compose_yaml(c))) == []
 
 
@@ -144,7 +144,7 @@ def test_the_v100_service_runs_as_its_docker_run_does() -> None:
     assert service["environment"] == {"VLLM_USE_MODELSCOPE": "false"}
     assert service["command"][:4] == ["--model", "/data/models/Qwen3.5-27B", "--served-model-name", "qwen3.5-27b"]
     assert "volumes" not in compose_document(c)  # bind mounts only: no named volume to declare
-    privileged = compose_document(dataclasses.replace(c, privileged=True, runtime=None))["services"][c.name]
+    privileged = compose_document(msgspec.structs.replace(c, privileged=True, runtime=None))["services"][c.name]
     assert privileged["privileged"] is True and "runtime" not in privileged
 
 
@@ -157,7 +157,7 @@ def test_a_cpu_stack_reserves_no_gpu() -> None:
 
 def test_a_dollar_reaches_the_container_as_typed() -> None:
     """Compose reads `$$` as one `$` and would expand a lone `$VAR` from the shell running it."""
-    c = dataclasses.replace(container_spec(make_spec("v100")), env=(("PROMPT", "costs $5 or ${PRICE}"),),
+    c = msgspec.structs.replace(container_spec(make_spec("v100")), env=(("PROMPT", "costs $5 or ${PRICE}"),),
                             command=("--model", "/m", "--chat-template", "$HOME/t.jinja"))
     text = compose_yaml(c)
     service = yaml.safe_load(text)["services"][c.name]

@@ -5,10 +5,10 @@ from the renderer), against the seed's hand-typed command and Docker's own notat
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import shlex
 from typing import Any
 
+import msgspec
 import pytest
 
 from tests.seed_commands import normalise_args
@@ -121,7 +121,7 @@ def test_each_flag_sits_with_its_value_on_one_line() -> None:
 
 
 def test_privileged_and_runtime_only_when_set() -> None:
-    c = dataclasses.replace(container_spec(make_spec("a100")), privileged=True, runtime="runsc")
+    c = msgspec.structs.replace(container_spec(make_spec("a100")), privileged=True, runtime="runsc")
     words = shlex.split(docker_run_command(c).replace("\\\n", " "))
     run = docker_cli().parse_args(words[2:])
     assert run.privileged and run.runtime == "runsc"

@@ -8,10 +8,11 @@ value or layer count.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from tests.stack_builders import edit, shipped_settings, spec_of
 from vllm_serving import rules
@@ -50,7 +51,7 @@ def findings(stack: str, edits: Edits) -> list[Finding]:
     gpu: GpuSpec | None = edits.pop("gpu", None)
     spec = spec_of(edit(shipped_settings(stack), **edits))
     if gpu is not None:
-        spec = dataclasses.replace(spec, gpu=gpu)
+        spec = msgspec.structs.replace(spec, gpu=gpu)
     return rules.check(spec)
 
 

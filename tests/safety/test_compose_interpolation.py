@@ -4,10 +4,10 @@ from the shell that runs it: the container gets exactly the values `docker run` 
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
+import msgspec
 import yaml
 
 from tests.stack_builders import make_spec
@@ -22,12 +22,12 @@ LONE_DOLLAR = re.compile(r"(?<!\$)(?:\$\$)*\$(?!\$)")
 def hostile_container() -> ContainerSpec:
     """A shipped stack's container with `$` in every value a user controls."""
     c = container_spec(make_spec("a100", secrets=("apiKey",)))
-    return dataclasses.replace(
+    return msgspec.structs.replace(
         c,
         command=(*c.command, *(f"--override-generation-config={v}" for v in HOSTILE)),
         env=(*c.env, *((f"VAR_{i}", v) for i, v in enumerate(HOSTILE))),
         labels=(*c.labels, ("vllm-serving.note", HOSTILE[0])),
-        mounts=(dataclasses.replace(c.mounts[0], source="/data/$HOME/weights"), *c.mounts[1:]),
+        mounts=(msgspec.structs.replace(c.mounts[0], source="/data/$HOME/weights"), *c.mounts[1:]),
     )
 
 

@@ -9,10 +9,10 @@ settings (any text in every key that reaches the command: refused, or rendered a
 
 from __future__ import annotations
 
-import dataclasses
 import shlex
 from typing import Any
 
+import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -46,7 +46,7 @@ def assert_round_trip(c: ContainerSpec, secrets: dict[str, str] | None = None) -
 def container_specs(draw: st.DrawFn) -> tuple[ContainerSpec, dict[str, str]]:
     pairs = st.lists(st.tuples(TEXT, TEXT), max_size=3)
     secret_names = draw(st.lists(TEXT, max_size=2, unique=True))
-    spec = dataclasses.replace(
+    spec = msgspec.structs.replace(
         BASE,
         name=draw(TEXT), image=draw(TEXT), runtime=draw(st.none() | TEXT), gpus=draw(st.none() | TEXT),
         ipc_mode=draw(TEXT), bind_address=draw(TEXT), security_opts=tuple(draw(st.lists(TEXT, max_size=2))),

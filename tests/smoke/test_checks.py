@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import socket
 import time
-from dataclasses import replace
 
 import httpx
 import pytest
+from msgspec.structs import replace
 
 from tests.smoke.conftest import KEY, MAX_MODEL_LEN, SERVED, StartServer
 from vllm_serving.smoke import checks

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 import yaml
+from msgspec.structs import replace
 
 from tests.paths import PROJECT_DIR, stack_file
 from tests.smoke.conftest import KEY, StartServer

@@ -12,10 +12,11 @@ them from the safetensors headers of a checkpoint on disk.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any, Literal, Protocol
+
+import msgspec
 
 TensorKind = Literal[
     "embedding", "lm_head", "attention_qo", "attention_kv", "attention_replicated", "mlp", "experts",
@@ -28,11 +29,10 @@ KINDS: tuple[TensorKind, ...] = (
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 
 
-@dataclass(frozen=True)
-class CheckpointBytes:
+class CheckpointBytes(msgspec.Struct, frozen=True):
     """Bytes of each tensor kind in the checkpoint, as vLLM keeps them after loading."""
 
-    by_kind: dict[TensorKind, float] = field(default_factory=dict)
+    by_kind: dict[TensorKind, float] = msgspec.field(default_factory=dict)
     source: str = ""
     """Where the figures come from: the safetensors headers, or the shapes and packing rules."""
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import re
 import struct
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from vllm_serving.bounded_read import FileRefused, open_regular_file, read_regular_file
 
@@ -36,8 +37,7 @@ class HeaderError(ValueError):
     """A file that is not a readable safetensors checkpoint, said in one line."""
 
 
-@dataclass(frozen=True)
-class HeaderWeights:
+class HeaderWeights(msgspec.Struct, frozen=True):
     loaded_bytes: float
     """Every tensor the served model loads (vision tower included)."""
     mtp_bytes: float

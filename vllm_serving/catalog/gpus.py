@@ -6,9 +6,9 @@ Kubernetes product labels are those NVIDIA's GPU feature discovery sets (`nvidia
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
+import msgspec
 from pydantic import BaseModel, ConfigDict
 
 from vllm_serving.catalog.names import Lookup, compact, lookup, tokens
@@ -206,7 +206,7 @@ def lookup_gpu(typed: str) -> Lookup:
     if unit == typed:
         return found
     how = found.how if found.how is not None or found.name is None else "the catalog's name, spelt another way"
-    return dataclasses.replace(found, typed=typed, how=how)
+    return msgspec.structs.replace(found, typed=typed, how=how)
 
 
 def suggest_gpu(name: str) -> list[str]:

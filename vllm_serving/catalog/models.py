@@ -9,11 +9,11 @@ release that runs it); tests/catalog holds the config.json copies and checks the
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from importlib import resources
 from typing import Literal
 
+import msgspec
 from pydantic import Field, model_validator
 
 from vllm_serving.catalog.checkpoint import checkpoint_bytes
@@ -266,7 +266,7 @@ def lookup_model(typed: str) -> Lookup:
     `qwen3 8b` are each taken as Qwen3-8B, and said so; another organisation's upload of the same
     name (`someone/Qwen3-8B`) is not taken (it may be another quantisation), only suggested."""
     found = lookup(typed.strip().removeprefix(HUGGING_FACE), list(MODELS), _SPELLINGS, _WORDS)
-    return dataclasses.replace(found, typed=typed)
+    return msgspec.structs.replace(found, typed=typed)
 
 
 def suggest_model(name: str) -> list[str]:

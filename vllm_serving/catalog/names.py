@@ -13,15 +13,15 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 # Separators people use between the parts of a name: `RTX 4090`, `rtx_4090`, `Qwen/Qwen3-8B`.
 _SEPARATORS = re.compile(r"[\s_/-]+")
 MAX_CANDIDATES = 4
 
 
-@dataclass(frozen=True)
-class Lookup:
+class Lookup(msgspec.Struct, frozen=True):
     """The answer to a typed name."""
 
     typed: str

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from vllm_serving.cli.exits import UNUSABLE, print_error
 from vllm_serving.cli.stacks import STACK_HELP, load_stack

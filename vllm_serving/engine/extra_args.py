@@ -15,9 +15,10 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Literal
+
+import msgspec
 
 from vllm_serving.engine.flags import MODELLED_FLAGS
 from vllm_serving.engine.flexible_argv import Token, rewrite
@@ -47,8 +48,7 @@ Reading = list[tuple[str | None, str | None]]
 """argparse's reading of one option-like argument: (option string, or None if unknown; explicit value)."""
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(msgspec.Struct, frozen=True):
     """Why vLLM would not take item `index` as written, or why this project must not pass it."""
 
     kind: ProblemKind
@@ -77,8 +77,7 @@ def secret_key_in(item: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class _Table:
+class _Table(msgspec.Struct, frozen=True):
     release: VllmRelease
     options: Mapping[str, ServeFlag]  # argparse's _option_string_actions
     negative_number_options: bool

@@ -7,8 +7,9 @@ release's carried flags (`release.carried`) all read this table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 # Secret config key -> the container env var that carries it.
 SECRET_ENV: dict[str, str] = {"apiKey": "VLLM_API_KEY", "hfToken": "HF_TOKEN"}
@@ -18,8 +19,7 @@ FlagForm = Literal["value", "switch", "negatable", "json"]
 `--no-flag`, nothing when unset; json: the section as compact JSON."""
 
 
-@dataclass(frozen=True)
-class Flag:
+class Flag(msgspec.Struct, frozen=True):
     """One vLLM flag and the config key that sets it."""
 
     flag: str

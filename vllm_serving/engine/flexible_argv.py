@@ -10,7 +10,8 @@ items it came from, so what argparse then makes of it can be blamed on an item.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 from vllm_serving.engine.release_registry import ParserFacts
 
@@ -19,8 +20,7 @@ _MODEL = re.compile(r"^--model(=.+|$)")
 _LEVELS = frozenset({"0", "1", "2", "3"})  # `-O <n>` is rewritten only for these
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(msgspec.Struct, frozen=True):
     """One argument as argparse will receive it."""
 
     text: str
@@ -30,8 +30,7 @@ class Token:
     """The JSON value built from dotted keys."""
 
 
-@dataclass(frozen=True)
-class Rewritten:
+class Rewritten(msgspec.Struct, frozen=True):
     tokens: list[Token]
     dangling: list[Token]
     """Dotted keys at the very end, with no value: vLLM reads args[i + 1] and fails (IndexError)."""

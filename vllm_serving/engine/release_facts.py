@@ -9,15 +9,15 @@ fact do not decide - they never guess.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
+
+import msgspec
 
 from vllm_serving.engine.release_registry import VllmRelease
 
 
-@dataclass(frozen=True)
-class BackendCheck:
+class BackendCheck(msgspec.Struct, frozen=True):
     """One reason `validate_configuration` gives, and when (an expression of its inputs)."""
 
     reason: str | None
@@ -29,8 +29,7 @@ class BackendCheck:
     """An input (e.g. `block_size`) at whose default the unreadable check cannot trip."""
 
 
-@dataclass(frozen=True)
-class BackendFacts:
+class BackendFacts(msgspec.Struct, frozen=True):
     name: str
     checks: tuple[BackendCheck, ...] | None
     kv_cache_storage: Mapping[str, str | None] | None
@@ -40,16 +39,14 @@ class BackendFacts:
     source: str | None
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(msgspec.Struct, frozen=True):
     priorities: Mapping[str, str | None]
     """"default" / "mla" -> expression giving the ordered backend names."""
     fa_version: str | None
     source: str
 
 
-@dataclass(frozen=True)
-class MaxLenFacts:
+class MaxLenFacts(msgspec.Struct, frozen=True):
     keys: tuple[str, ...]
     rope_types_not_scaling: tuple[str, ...]
     rope_from_original: Mapping[str, str]
@@ -57,8 +54,7 @@ class MaxLenFacts:
     source: str
 
 
-@dataclass(frozen=True)
-class ModelFacts:
+class ModelFacts(msgspec.Struct, frozen=True):
     float16_refused: frozenset[str] | None
     mm_prefix_model_types: frozenset[str] | None
     mm_prefix_off_when_text_only: bool
@@ -68,16 +64,14 @@ class ModelFacts:
     source: str | None
 
 
-@dataclass(frozen=True)
-class MtpRewrite:
+class MtpRewrite(msgspec.Struct, frozen=True):
     mtp_model_type: str
     n_predict_key: str | None
     n_predict_default: int | None
     requires_positive: str | None
 
 
-@dataclass(frozen=True)
-class SpeculativeFacts:
+class SpeculativeFacts(msgspec.Struct, frozen=True):
     by_model_type: Mapping[str, MtpRewrite] | None
     by_architecture: Mapping[str, MtpRewrite]
     draft_model_methods: frozenset[str]
@@ -93,8 +87,7 @@ class SpeculativeFacts:
     async_scheduling_source: str | None = None
 
 
-@dataclass(frozen=True)
-class QuantizationFacts:
+class QuantizationFacts(msgspec.Struct, frozen=True):
     act_dtypes: Mapping[str, str | None]
     """Method -> `get_supported_act_dtypes()` as an expression of `device_capability`."""
     type_map: Mapping[str, tuple[object, ...]]
@@ -114,8 +107,7 @@ class QuantizationFacts:
     that is at least this (fused_moe/oracle/fp8.py refine_fp8_moe_block_shape) skips fp8_moe_checks."""
 
 
-@dataclass(frozen=True)
-class EnvValue:
+class EnvValue(msgspec.Struct, frozen=True):
     choices: tuple[str, ...] | None = None
     case_sensitive: bool = True
     is_list: bool = False
@@ -123,8 +115,7 @@ class EnvValue:
     """"int" / "float": the value must parse as one."""
 
 
-@dataclass(frozen=True)
-class Gate:
+class Gate(msgspec.Struct, frozen=True):
     when: str
     flags: Mapping[str, str]
     """dest -> flag name."""

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from typing import Any
+
+import msgspec
 
 _RELEASES = resources.files("vllm_serving.engine") / "releases"
 _TAG_VERSION = re.compile(r"^v?(\d+(?:\.\d+){2,3}(?:\.post\d+)?)(?:$|[-+_])")
@@ -21,8 +22,7 @@ _SERIES_SUFFIXES = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_c
 _ANY_SERIES = ("", "_total", "_bucket", "_sum", "_count")  # a metric whose type is not static
 
 
-@dataclass(frozen=True)
-class ServeFlag:
+class ServeFlag(msgspec.Struct, frozen=True):
     """One `vllm serve` option as the release's argparse parser defines it."""
 
     name: str  # the first long option string, e.g. --tensor-parallel-size
@@ -47,8 +47,7 @@ class ServeFlag:
         return (self.name, *self.aliases, *self.negations)
 
 
-@dataclass(frozen=True)
-class FlagMatch:
+class FlagMatch(msgspec.Struct, frozen=True):
     """What a command-line option string selects: the flag, and whether it is the --no- form."""
 
     flag: ServeFlag
@@ -56,8 +55,7 @@ class FlagMatch:
     negated: bool
 
 
-@dataclass(frozen=True)
-class ParserFacts:
+class ParserFacts(msgspec.Struct, frozen=True):
     """How the release's FlexibleArgumentParser rewrites argv before argparse parses it."""
 
     allow_abbrev: bool
@@ -70,16 +68,14 @@ class ParserFacts:
     source: str
 
 
-@dataclass(frozen=True)
-class SpeculativeMethod:
+class SpeculativeMethod(msgspec.Struct, frozen=True):
     name: str
     alias_of: str | None  # deprecated spellings vLLM rewrites (deepseek_mtp -> mtp)
     needs_draft_model: bool | None  # None: not statically readable for this release
     draft: str | None  # "target_model" (MTP reuses the served model) or "none" (no weights)
 
 
-@dataclass(frozen=True)
-class QuantizationMethod:
+class QuantizationMethod(msgspec.Struct, frozen=True):
     name: str
     min_capability: int | None  # get_min_capability(), e.g. 75 for CC 7.5; None: not static
     deprecated: bool
@@ -87,8 +83,7 @@ class QuantizationMethod:
     source: str | None
 
 
-@dataclass(frozen=True)
-class AttentionBackend:
+class AttentionBackend(msgspec.Struct, frozen=True):
     name: str
     class_path: str | None
     capability_known: bool
@@ -109,8 +104,7 @@ class AttentionBackend:
                 and (self.majors is None or major in self.majors))
 
 
-@dataclass(frozen=True)
-class Metric:
+class Metric(msgspec.Struct, frozen=True):
     name: str
     type: str | None  # gauge, counter, histogram; None when the release builds it indirectly
     hidden: bool  # only with --show-hidden-metrics-for-version
@@ -124,8 +118,10 @@ class Metric:
         return tuple(base + suffix for suffix in suffixes)
 
 
-@dataclass(frozen=True, eq=False)
-class VllmRelease:
+class VllmRelease(msgspec.Struct, frozen=True, eq=False, dict=True):
+    """One release's registry. Compared by identity (one object per version, `load` caches it);
+    `dict=True` holds the indexes below, built on first use."""
+
     version: str
     wheel: str
     parser: ParserFacts
@@ -139,17 +135,17 @@ class VllmRelease:
     metrics: Mapping[str, Metric]
     sources: Mapping[str, str | None]  # section -> file it was read from
     unextracted: tuple[str, ...]  # facts the generator could not read for this release
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    raw: Mapping[str, Any] = msgspec.field(default_factory=dict)
     """The whole document: the sections `release_facts` reads on demand (attention checks,
     quantization, models, gates ...); absent in registries generated before schema 2."""
-    _by_option: dict[str, ServeFlag] = field(init=False, repr=False)
-    _by_series: dict[str, Metric] = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        by_option = {o: f for f in self.flags.values() for o in f.option_strings}
-        object.__setattr__(self, "_by_option", by_option)
-        series = {s: m for m in self.metrics.values() for s in (m.name, *m.series)}
-        object.__setattr__(self, "_by_series", series)
+    @cached_property
+    def _by_option(self) -> dict[str, ServeFlag]:
+        return {o: f for f in self.flags.values() for o in f.option_strings}
+
+    @cached_property
+    def _by_series(self) -> dict[str, Metric]:
+        return {s: m for m in self.metrics.values() for s in (m.name, *m.series)}
 
     def __repr__(self) -> str:
         return f"VllmRelease({self.tag})"

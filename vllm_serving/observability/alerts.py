@@ -11,9 +11,9 @@ pull on a Kubernetes node). Metric names from `vllm/v1/metrics/loggers.py` (v0.1
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import yaml
 
 from vllm_serving import timing
@@ -25,8 +25,7 @@ KV_CACHE_FULL = 0.9
 WINDOW = "5m"
 
 
-@dataclass(frozen=True)
-class Alert:
+class Alert(msgspec.Struct, frozen=True):
     name: str
     expr: str
     """PromQL template over %sel, %window, %ttft."""

@@ -14,8 +14,9 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from vllm_serving.fleet import is_fleet
 from vllm_serving.observability.promql import variable_selector
@@ -33,15 +34,13 @@ VARIABLE_METRIC = "vllm:num_requests_running"
 """A gauge every server exports from start-up, whose labels the variables list."""
 
 
-@dataclass(frozen=True)
-class Query:
+class Query(msgspec.Struct, frozen=True):
     expr: str
     """PromQL template over %sel and %window."""
     legend: str
 
 
-@dataclass(frozen=True)
-class Panel:
+class Panel(msgspec.Struct, frozen=True):
     title: str
     description: str
     unit: str
@@ -51,8 +50,7 @@ class Panel:
     """A condition of `CONDITIONS` the stack must meet for the panel to be shown."""
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(msgspec.Struct, frozen=True):
     title: str
     panels: tuple[Panel, ...]
     needs: str | None = None

@@ -10,8 +10,9 @@ Grafana's variables (`$job`, `${model_name}`, `$__rate_interval`) are opaque val
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
+
+import msgspec
 
 # Prometheus 3.x, promql/parser/functions.go, plus the aggregation operators (lex.go's key words).
 FUNCTIONS = frozenset({
@@ -48,14 +49,12 @@ _TOKEN = re.compile(r"""
 _CLOSING = {")": "(", "]": "[", "}": "{"}
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(msgspec.Struct, frozen=True):
     kind: str
     text: str
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(msgspec.Struct, frozen=True):
     """What one expression reads (metric names, in order of first use) and what is wrong with it."""
 
     metrics: tuple[str, ...]

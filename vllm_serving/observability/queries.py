@@ -6,7 +6,7 @@ panels and variables and the alerts. The scrape config relabels nothing, so it n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from vllm_serving.observability.alerts import rule_groups
 from vllm_serving.observability.dashboard import dashboard, variable_selectors
@@ -14,8 +14,7 @@ from vllm_serving.observability.promql import read
 from vllm_serving.spec import ServingSpec
 
 
-@dataclass(frozen=True)
-class UsedQuery:
+class UsedQuery(msgspec.Struct, frozen=True):
     where: str
     """e.g. `dashboard panel 'KV-cache usage'`, `alert VllmServerDown`."""
     expr: str

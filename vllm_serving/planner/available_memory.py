@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+
+import msgspec
 
 from vllm_serving.catalog.vision import VisionEncoder
 from vllm_serving.planner.cudagraph_memory import CudagraphMode as CudagraphMode
@@ -43,8 +44,7 @@ GIB = 2**30
 MIB = 2**20
 
 
-@dataclass(frozen=True)
-class MemoryInputs:
+class MemoryInputs(msgspec.Struct, frozen=True):
     """One GPU of a deployment; unset engine flags take the release's defaults."""
 
     vllm_version: str
@@ -73,7 +73,7 @@ class MemoryInputs:
     image (`flashinfer_installed`), `env`, the GPU and the architecture (`sampler_peak`)."""
     estimate_cudagraphs: bool | None = None
     """VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; None: the release's default."""
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)
     """The server's environment (VLLM_USE_FLASHINFER_SAMPLER, VLLM_USE_V2_MODEL_RUNNER)."""
     flashinfer_installed: bool = True
     """The official image ships FlashInfer; vLLM's v0.10 wheel lists it only as an extra."""
@@ -92,7 +92,7 @@ class MemoryInputs:
     None for a text model or one started with `--language-model-only`."""
     max_model_len: int | None = None
     """The context length: how many dummy items (and video frames) a prompt may hold."""
-    mm_limits: Mapping[str, int] = field(default_factory=dict)
+    mm_limits: Mapping[str, int] = msgspec.field(default_factory=dict)
     """`--limit-mm-per-prompt` counts by modality (unset: 999)."""
     skip_mm_profiling: bool = False
     """`--skip-mm-profiling`: the encoder is not run before the KV cache is sized."""
@@ -102,15 +102,13 @@ class MemoryInputs:
     """The model has a vision tower whose profiling is not modelled (no `vision` facts): said in the plan."""
 
 
-@dataclass(frozen=True)
-class Term:
+class Term(msgspec.Struct, frozen=True):
     name: str
     gib: float
     source: str
 
 
-@dataclass(frozen=True)
-class MemoryEstimate:
+class MemoryEstimate(msgspec.Struct, frozen=True):
     release: str
     """The read release whose accounting applied (the newest one not newer than asked)."""
     exact_release: bool

@@ -7,8 +7,9 @@ joins the evidence the error band is measured on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from vllm_serving.catalog.models import CATALOG
 from vllm_serving.planner.capacity import CapacityInputs, CapacityPlan, plan, spec_inputs
@@ -18,8 +19,7 @@ from vllm_serving.planner.startup_log import LoggedStartup
 from vllm_serving.spec import ServingSpec
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(msgspec.Struct, frozen=True):
     term: str
     predicted: float | None
     logged: float | None

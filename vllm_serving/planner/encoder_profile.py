@@ -22,8 +22,9 @@ log-sum-exp rows (4 bytes per head and patch).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from vllm_serving.catalog.vision import VisionEncoder
 from vllm_serving.planner.mm_dummy_batch import DummyBatch
@@ -34,8 +35,7 @@ ROTARY_BYTES = 4
 """The Qwen encoders' rotary cos/sin tables are float32, head_dim / 2 each per patch."""
 
 
-@dataclass(frozen=True)
-class EncoderProfile:
+class EncoderProfile(msgspec.Struct, frozen=True):
     batch: DummyBatch
     forward_bytes: int
     """Torch bytes while the encoder runs: the pixel values and its largest stage."""

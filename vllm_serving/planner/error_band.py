@@ -14,17 +14,17 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
+
+import msgspec
 
 MIN_CASES = 5
 ALL = "all"
 
 
-@dataclass(frozen=True)
-class ErrorBand:
+class ErrorBand(msgspec.Struct, frozen=True):
     releases: str
     """The minor release the band is measured on (`0.19`), or `all` releases together."""
     cases: int

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 from vllm_serving.catalog.checkpoint import checkpoint_bytes, derived_intermediate_size, element_counts
 from vllm_serving.catalog.models import ModelArchitecture
@@ -39,9 +40,8 @@ CUDAGRAPH_MODES: dict[str, CudagraphMode] = {
 ESTIMATE_CUDAGRAPHS_ENV = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"
 
 
-@dataclass(frozen=True)
-class MultimodalFlags:
-    limits: Mapping[str, int] = field(default_factory=dict)
+class MultimodalFlags(msgspec.Struct, frozen=True):
+    limits: Mapping[str, int] = msgspec.field(default_factory=dict)
     skip_profiling: bool = False
     encoder_data_parallel: bool = False
     image_max_pixels: int | None = None

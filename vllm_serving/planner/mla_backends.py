@@ -21,7 +21,8 @@ Sparse MLA (DeepSeek-V3.2's indexer) is not modelled: no catalog model uses it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 from vllm_serving.catalog.gpus import GpuSpec
 from vllm_serving.catalog.models import ModelArchitecture
@@ -34,8 +35,7 @@ MLA_DISABLE_ENV = "VLLM_MLA_DISABLE"
 _HALF = ("float16", "bfloat16")
 
 
-@dataclass(frozen=True)
-class MlaBackend:
+class MlaBackend(msgspec.Struct, frozen=True):
     """One MLA backend's `validate_configuration` inputs, as its class states them."""
 
     name: str

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from typing import Literal
+
+import msgspec
 
 from vllm_serving.catalog.vision import VisionEncoder
 from vllm_serving.planner.release_accounting import ReleaseAccounting
@@ -44,8 +45,7 @@ QWEN3_TIMESTAMP_TOKENS = 12.5
 _HUGE_SIDE = 9_999_999
 
 
-@dataclass(frozen=True)
-class DummyItem:
+class DummyItem(msgspec.Struct, frozen=True):
     """One dummy image or video as vLLM profiles it."""
 
     modality: Modality
@@ -62,8 +62,7 @@ class DummyItem:
     multimodal/processing/context.py `_postprocess_output`)."""
 
 
-@dataclass(frozen=True)
-class DummyBatch:
+class DummyBatch(msgspec.Struct, frozen=True):
     item: DummyItem
     items: int
     encoder_budget: int

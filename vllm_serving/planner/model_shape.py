@@ -10,11 +10,10 @@ the fused-MoE kernel, whose two workspaces are sized per routed token
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 
-@dataclass(frozen=True)
-class ModelShape:
+class ModelShape(msgspec.Struct, frozen=True):
     """The config.json figures the profiling run's peak depends on."""
 
     hidden_size: int

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any, Literal
+
+import msgspec
 
 UsageContext = Literal["openai", "llm"]
 """`vllm serve` is "openai" (OPENAI_API_SERVER); the offline `LLM` class is "llm"."""
 
 
-@dataclass(frozen=True)
-class BatchDefault:
+class BatchDefault(msgspec.Struct, frozen=True):
     min_total_gib: float
     not_names: tuple[str, ...]
     """Device-name substrings the rule excludes (A100s, GB10 Sparks)."""
@@ -27,8 +27,7 @@ class BatchDefault:
     llm: tuple[int, int]
 
 
-@dataclass(frozen=True)
-class ReleaseAccounting:
+class ReleaseAccounting(msgspec.Struct, frozen=True):
     version: tuple[int, ...]
     raw: dict[str, Any]
     batch_defaults: tuple[BatchDefault, ...]
@@ -41,8 +40,7 @@ class ReleaseAccounting:
         return str(self.raw[key])
 
 
-@dataclass(frozen=True)
-class Accounting:
+class Accounting(msgspec.Struct, frozen=True):
     releases: tuple[ReleaseAccounting, ...]
     model: dict[str, Any]
 

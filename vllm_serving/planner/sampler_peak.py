@@ -21,8 +21,9 @@ Bytes per logit of each path are `memory_accounting.json` `model.sampler_bytes_p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from vllm_serving.planner.release_accounting import ReleaseAccounting, load_accounting
 
@@ -34,8 +35,7 @@ TRITON_MIN_ROWS = 8  # apply_top_k_top_p: `logits.shape[0] >= 8`, v0.17 to v0.33
 FLASHINFER_CC = ((7, 5), (12, 1))  # FlashInferBackend.supports_compute_capability
 
 
-@dataclass(frozen=True)
-class SamplerChoice:
+class SamplerChoice(msgspec.Struct, frozen=True):
     sampler: Sampler
     why: str
     """What decided it, in words (for the plan's memory detail)."""
@@ -49,8 +49,7 @@ def env_flag(env: Mapping[str, str], name: str) -> bool | None:
     return bool(int(value)) if value.lstrip("-").isdigit() else None
 
 
-@dataclass(frozen=True)
-class ModelKind:
+class ModelKind(msgspec.Struct, frozen=True):
     """What config/vllm.py _is_default_v2_model_runner_model asks of a model."""
 
     architecture: str | None = None

@@ -13,14 +13,13 @@ limit and prefix-cache hits stay on the engine that saw the prefix; only the tot
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from vllm_serving.planner.capacity_plan import CapacityPlan
 from vllm_serving.settings import StackSettings
 
 
-@dataclass(frozen=True)
-class ScaleOut:
+class ScaleOut(msgspec.Struct, frozen=True):
     """The parallel layout of a stack, from one engine to the whole deployment."""
 
     tp: int

@@ -19,7 +19,8 @@ Per-worker lines keep the worst GPU: the most weights, the least KV memory.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+import msgspec
 
 NUMBER = r"(-?[\d.]+)"
 PATTERNS: dict[str, re.Pattern[str]] = {
@@ -46,8 +47,7 @@ PATTERNS: dict[str, re.Pattern[str]] = {
 }
 
 
-@dataclass
-class LoggedStartup:
+class LoggedStartup(msgspec.Struct):
     """The figures a log printed; None where it printed none."""
 
     version: str | None = None
@@ -74,7 +74,7 @@ class LoggedStartup:
     enforce_eager: bool = False
     compile_cache_warm: bool = False
     """The log loads compiled graphs from torch.compile's cache instead of compiling them."""
-    lines: list[str] = field(default_factory=list)
+    lines: list[str] = msgspec.field(default_factory=list)
     """Every line a figure was read from, verbatim (the corpus keeps them)."""
 
 

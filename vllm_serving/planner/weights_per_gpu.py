@@ -21,7 +21,8 @@ Layers split across pipeline stages; the figure is the fullest stage's.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+import msgspec
 
 from vllm_serving.catalog.checkpoint import CheckpointBytes, TensorKind, checkpoint_bytes, method_of
 from vllm_serving.catalog.models import ModelArchitecture
@@ -36,8 +37,7 @@ QUANTIZABLE_ONLINE: tuple[TensorKind, ...] = ("attention_qo", "attention_kv", "m
                                               "linear_attention_proj")
 
 
-@dataclass(frozen=True)
-class GpuWeights:
+class GpuWeights(msgspec.Struct, frozen=True):
     per_gpu_gib: float
     """The fullest GPU's weights (the first or last pipeline stage)."""
     checkpoint_gib: float

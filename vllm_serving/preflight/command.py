@@ -9,12 +9,12 @@ preflight runs again whenever the image, the GPUs, the weights or vLLM's argv ch
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+import msgspec
 
 from vllm_serving.engine.flags import FLAGS
 from vllm_serving.engine.release_registry import release_for_tag, release_section
@@ -53,8 +53,7 @@ ENTRY_POINTS_SECTION = "preflight_entry_points"
 """The registry section tools/vllm_release/entry_points.py writes."""
 
 
-@dataclass(frozen=True)
-class PreflightCommand:
+class PreflightCommand(msgspec.Struct, frozen=True):
     entrypoint: tuple[str, ...]
     """`python3 -c <program>`: replaces the image's `vllm serve` entrypoint."""
     args: tuple[str, ...]
@@ -67,7 +66,7 @@ class PreflightCommand:
     def for_server(self, argv: Sequence[str], env: Sequence[tuple[str, str]] = ()) -> PreflightCommand:
         """This preflight checking the server whose argv (after the image's entrypoint) and plain
         environment are these, exactly."""
-        return dataclasses.replace(self, args=(*self.args, "--", *argv), env=tuple(env))
+        return msgspec.structs.replace(self, args=(*self.args, "--", *argv), env=tuple(env))
 
 
 def docker_weights_source(spec: ServingSpec) -> str:

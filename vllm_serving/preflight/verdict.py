@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from vllm_serving.findings import config_key
 from vllm_serving.preflight.in_image.memory import READINGS
@@ -11,8 +11,7 @@ from vllm_serving.preflight.in_image.report import FAILED, PASSED
 REPORT_LINES = 40  # of an output that carries no verdict (the script never ran)
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
     passed: bool
     report: tuple[str, ...]
     """The script's lines (one per check, a fix under each failure), or the output it left instead."""

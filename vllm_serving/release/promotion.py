@@ -8,11 +8,10 @@ promoted stack names both stacks, and those about a carried key say to fix the s
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from pydantic import ValidationError
 
 from vllm_serving.findings import PROJECT, ConfigError, Finding, Severity, config_key
@@ -25,8 +24,7 @@ RELEASE_PARTS = ("stack", "image", "model", "engine", "argvFingerprint")
 PROMOTE_KEY = config_key("release", "promoteFrom")
 
 
-@dataclass(frozen=True)
-class Promotion:
+class Promotion(msgspec.Struct, frozen=True):
     """One stack deploying another stack's release."""
 
     source: str
@@ -46,13 +44,13 @@ class Promotion:
         """The finding with both stacks named; an error on a carried key points its fix at the source."""
         dotted = finding.key.split(":", 1)[-1]
         if not is_carried(dotted):
-            return dataclasses.replace(finding, message=f"{finding.message} [stack {self.target}, "
+            return msgspec.structs.replace(finding, message=f"{finding.message} [stack {self.target}, "
                                                         f"release promoted from {self.source_stack}]")
-        noted = dataclasses.replace(finding, message=f"{finding.message} [{dotted} is in the release "
+        noted = msgspec.structs.replace(finding, message=f"{finding.message} [{dotted} is in the release "
                                                      f"of {self.source_stack}, promoted into {self.target}]")
         if finding.severity is Severity.WARNING:
             return noted
-        return dataclasses.replace(
+        return msgspec.structs.replace(
             noted, fix=f"change it in {self.source_stack}, redeploy and verify it there, then promote "
                        f"again; {self.target} cannot override it ({finding.fix})")
 

@@ -6,8 +6,9 @@ it. One description, so the preview, the hand-typed command and the Compose file
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from vllm_serving.engine.defaults import IMAGE_SIZE_GIB, STOP_SIGNAL, VLLM_CACHE_PATH, image_size_class
 from vllm_serving.spec import ServingSpec
@@ -21,8 +22,7 @@ from vllm_serving.timing import (
 from vllm_serving.units import go_duration
 
 
-@dataclass(frozen=True)
-class Mount:
+class Mount(msgspec.Struct, frozen=True):
     """A bind mount (`kind="bind"`, source is a host path) or a named volume."""
 
     kind: Literal["bind", "volume"]
@@ -31,8 +31,7 @@ class Mount:
     read_only: bool
 
 
-@dataclass(frozen=True)
-class Healthcheck:
+class Healthcheck(msgspec.Struct, frozen=True):
     """Docker healthcheck; durations in Go's canonical form so they read back unchanged."""
 
     tests: tuple[str, ...]
@@ -42,8 +41,7 @@ class Healthcheck:
     retries: int
 
 
-@dataclass(frozen=True)
-class ContainerSpec:
+class ContainerSpec(msgspec.Struct, frozen=True):
     name: str
     image: str
     gpus: str | None

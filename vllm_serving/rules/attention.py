@@ -14,8 +14,9 @@ target has its own backend.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from weakref import WeakKeyDictionary
+
+import msgspec
 
 from vllm_serving.engine import release_facts
 from vllm_serving.findings import Severity, config_key
@@ -42,8 +43,7 @@ BATCH_INVARIANT_ENV = "VLLM_BATCH_INVARIANT"
 OTHER_PLATFORMS = ("ROCM", "XPU", "CPU")  # backend names of other platforms, left out of suggestions
 
 
-@dataclass(frozen=True)
-class Layer:
+class Layer(msgspec.Struct, frozen=True):
     """One kind of attention layer: what it asks, and what the release answers."""
 
     query: AttentionQuery

@@ -9,8 +9,9 @@ release the image runs).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import cached_property
+
+import msgspec
 
 from vllm_serving.engine.release_registry import VllmRelease, release_for_tag
 from vllm_serving.findings import Finding, Severity, config_key
@@ -143,8 +144,7 @@ Predicate = Callable[[Context], Facts | list[Facts] | None]
 entries: the user fixes both in one run), or None when the rule holds."""
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(msgspec.Struct, frozen=True):
     """One compatibility rule: data for the finding and the docs, and the predicate."""
 
     code: str

@@ -6,8 +6,9 @@ one rule per kind of problem. A finding names the item (`engine.extraArgs[i]`), 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from weakref import WeakKeyDictionary
+
+from msgspec.structs import replace
 
 from vllm_serving.command.vllm_argv import render_flags
 from vllm_serving.engine.extra_args import Problem, ProblemKind, extra_args_problems
@@ -48,8 +49,7 @@ def _each(kind: ProblemKind) -> Predicate:
     return test
 
 
-@dataclass(frozen=True)
-class ItemRule(Rule):
+class ItemRule(Rule, frozen=True):
     """A rule whose finding names one item of engine.extraArgs: `key[index]`."""
 
     def finding(self, facts: Facts) -> Finding:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from dataclasses import dataclass
 from weakref import WeakKeyDictionary
+
+import msgspec
 
 from vllm_serving.command.vllm_argv import render_flags
 from vllm_serving.engine import release_facts
@@ -42,8 +43,7 @@ class _NotConverted(ValueError):
     pass
 
 
-@dataclass(frozen=True)
-class Given:
+class Given(msgspec.Struct, frozen=True):
     """One flag the argv sets: its value as argparse converts it, and the extraArgs item (None
     for a typed key)."""
 

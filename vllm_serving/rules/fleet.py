@@ -10,8 +10,9 @@ capacity plan: a 32-host fleet costs about what one host does (benchmarks/fleet_
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
+
+import msgspec
 
 from vllm_serving.findings import Finding, Severity, config_key
 from vllm_serving.fleet import HOST_KEYS, HostSpec, fleet_hosts
@@ -180,7 +181,7 @@ def host_finding(finding: Finding, host: HostSpec) -> Finding:
     if field is None:
         return finding
     single, local = _dotted(HOST_KEYS[field]), _dotted(host.key(field))
-    return dataclasses.replace(finding, key=host.key(field), message=f"{finding.message} (host {host.id})",
+    return msgspec.structs.replace(finding, key=host.key(field), message=f"{finding.message} (host {host.id})",
                                fix=finding.fix.replace(single, local))
 
 

@@ -7,11 +7,10 @@ host reads as one of these is one of these. A `*` segment matches any one segmen
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 
-@dataclass(frozen=True)
-class SystemPath:
+class SystemPath(msgspec.Struct, frozen=True):
     """A host path no mount may use."""
 
     path: str

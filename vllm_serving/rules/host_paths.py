@@ -11,7 +11,8 @@ host cannot be seen from here (docs/security.md says so).
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+
+import msgspec
 
 from vllm_serving.engine.defaults import VLLM_CACHE_PATH
 from vllm_serving.finding_codes import HOST_PATHS
@@ -29,8 +30,7 @@ CONTAINER_KEEP = ("/bin", "/etc", "/lib", "/lib64", "/sbin", "/usr", "/vllm-work
 SOCKET_SUFFIXES = (".sock", ".socket")
 
 
-@dataclass(frozen=True)
-class HostPath:
+class HostPath(msgspec.Struct, frozen=True):
     key: str
     path: str
     writable: bool

@@ -21,7 +21,8 @@ scheme runs on, and FP8 blocks that the tensor-parallel split leaves whole.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+import msgspec
 
 from vllm_serving.catalog.models import QuantScheme
 from vllm_serving.engine import release_facts
@@ -156,8 +157,7 @@ def _fp8_block_split(ctx: Context) -> Facts | None:
     return None
 
 
-@dataclass(frozen=True)
-class _Shard:
+class _Shard(msgspec.Struct, frozen=True):
     block_n: int
     block_k: int
     hidden: int

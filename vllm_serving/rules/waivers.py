@@ -10,9 +10,10 @@ that matches no finding of the stack (stale: the stack or the rule changed since
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 from collections.abc import Iterable, Mapping
+
+import msgspec
 
 from vllm_serving.finding_codes import SECRETS, STAGE_CODES, UNWAIVABLE
 from vllm_serving.findings import Finding, Severity, by_urgency, config_key
@@ -58,7 +59,7 @@ def waive(findings: Iterable[Finding], waivers: tuple[Waiver, ...], guards: Mapp
             marked.append(finding)
         else:
             used.add(match[0])
-            marked.append(dataclasses.replace(finding, waived=match[1].reason))
+            marked.append(msgspec.structs.replace(finding, waived=match[1].reason))
     problems += [_stale(index, waiver, found) for index, waiver in usable if index not in used]
     return by_urgency(problems + marked)
 

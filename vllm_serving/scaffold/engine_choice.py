@@ -17,8 +17,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from vllm_serving.catalog.gpus import GpuSpec
 from vllm_serving.catalog.models import ModelArchitecture
@@ -80,8 +81,7 @@ class DoesNotFit(Exception):
         """Fewest GPUs of this kind that serve it (a TP the heads allow); None beyond MAX_GPUS."""
 
 
-@dataclass(frozen=True)
-class EngineChoice:
+class EngineChoice(msgspec.Struct, frozen=True):
     """What `init` writes under engine, and the figures its comments quote."""
 
     tp: int

@@ -20,8 +20,9 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from vllm_serving.bounded_read import FileRefused, read_regular_file
 from vllm_serving.catalog.hf_config import MAX_CONFIG_BYTES, parse_hf_config
@@ -38,8 +39,7 @@ class ConfigUnusable(Exception):
     """The config.json cannot be used or copied; the message says why and what to do."""
 
 
-@dataclass(frozen=True)
-class ConfigSource:
+class ConfigSource(msgspec.Struct, frozen=True):
     """A model's config.json as init will use it."""
 
     model: ModelArchitecture
@@ -53,11 +53,10 @@ class ConfigSource:
     """The bytes read and checked, so nothing reads the path a second time (it may be swapped)."""
 
 
-@dataclass
-class Created:
+class Created(msgspec.Struct):
     """What `write_copy` made, newest last, so a refusal can take it back."""
 
-    paths: list[Path] = field(default_factory=list)
+    paths: list[Path] = msgspec.field(default_factory=list)
 
 
 def folder_name(text: str) -> str:

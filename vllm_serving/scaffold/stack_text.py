@@ -4,8 +4,9 @@ saying what it is and why it has that value, so the file is the newcomer's docum
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from vllm_serving.catalog.gpus import GpuSpec
 from vllm_serving.catalog.models import ModelArchitecture
@@ -20,8 +21,7 @@ DOCKER_HUB_REPOSITORY = "vllm/vllm-openai"
 """The official image, used when no registry is given."""
 
 
-@dataclass(frozen=True)
-class NewStack:
+class NewStack(msgspec.Struct, frozen=True):
     """What `init` was told, plus what it chose."""
 
     name: str

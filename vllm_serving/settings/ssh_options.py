@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+
+import msgspec
 
 from vllm_serving.settings.base import fix_error
 from vllm_serving.settings.text_checks import HOSTNAME
@@ -47,8 +48,7 @@ _TIME = re.compile(r"[1-9]\d{0,4}[sSmMhH]?|0")
 _COUNT = re.compile(r"[1-9]\d{0,2}")
 
 
-@dataclass(frozen=True)
-class Allowed:
+class Allowed(msgspec.Struct, frozen=True):
     name: str
     """The keyword as ssh_config(5) spells it."""
     check: Callable[[str], bool]
@@ -127,8 +127,7 @@ _ONE_ITEM = "write each option as -o Keyword=Value"
 _LOOSE_KEYWORD = re.compile(r"-o[\s=\"']*([A-Za-z0-9]+)")
 
 
-@dataclass(frozen=True)
-class Refusal:
+class Refusal(msgspec.Struct, frozen=True):
     index: int
     message: str
     fix: str

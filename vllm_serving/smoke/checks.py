@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import msgspec
 
 from vllm_serving.smoke.expectations import Expectations
 from vllm_serving.smoke.kv_cache_check import METRIC, kv_cache_detail
@@ -36,8 +36,7 @@ NO_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}
 Run = Callable[[Probe, Expectations], str]
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(msgspec.Struct, frozen=True):
     name: str
     asserts: str
     applies: Callable[[Expectations], bool]
@@ -46,8 +45,7 @@ class Check:
     run: Run
 
 
-@dataclass(frozen=True)
-class CheckResult:
+class CheckResult(msgspec.Struct, frozen=True):
     name: str
     ok: bool
     seconds: float

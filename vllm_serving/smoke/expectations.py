@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from vllm_serving.planner.capacity import plan_capacity
 
@@ -11,8 +12,7 @@ if TYPE_CHECKING:
     from vllm_serving.spec import ServingSpec
 
 
-@dataclass(frozen=True)
-class PlannedKv:
+class PlannedKv(msgspec.Struct, frozen=True):
     """The plan's figures for one engine, and what the stack promises."""
 
     num_gpu_blocks: int
@@ -25,8 +25,7 @@ class PlannedKv:
     """capacity.minConcurrency."""
 
 
-@dataclass(frozen=True)
-class Expectations:
+class Expectations(msgspec.Struct, frozen=True):
     served_name: str
     max_model_len: int | None
     """None when the stack leaves it to vLLM (the model's own context length, or -1: fitted)."""

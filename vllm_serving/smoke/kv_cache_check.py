@@ -12,7 +12,8 @@ holds (`get_max_concurrency_for_kv_cache_config`, the plan's `blocks_per_request
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 from vllm_serving.smoke.expectations import PlannedKv
 from vllm_serving.smoke.probe import CheckFailed
@@ -21,8 +22,7 @@ METRIC = "vllm:cache_config_info"
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
-@dataclass(frozen=True)
-class MeasuredKv:
+class MeasuredKv(msgspec.Struct, frozen=True):
     engine: str
     num_gpu_blocks: int
     block_size: int

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import msgspec
 
 from vllm_serving.smoke.expectations import Expectations
 
@@ -49,8 +49,7 @@ def _error_message(text: str) -> str:
     return snippet(error if isinstance(error, str) else text)
 
 
-@dataclass(frozen=True)
-class Reply:
+class Reply(msgspec.Struct, frozen=True):
     path: str
     status: int
     text: str

@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from vllm_serving.render.rollout_hints import server_logs_command
 from vllm_serving.smoke.checks import CHECKS, NOT_RUN, CheckResult, run_checks
@@ -86,8 +87,7 @@ def smoke_stack(spec: ServingSpec, *, base_url: str, api_key: str | None, timeou
     return passed(results)
 
 
-@dataclass(frozen=True)
-class HostResults:
+class HostResults(msgspec.Struct, frozen=True):
     """One host of a fleet, checked."""
 
     host: str

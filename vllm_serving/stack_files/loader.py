@@ -8,13 +8,12 @@ duplicate keys, anchors or aliases; a key under a misspelt project namespace is 
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import yaml
 
 from vllm_serving.findings import PROJECT, ConfigError, Finding, Severity
@@ -40,8 +39,7 @@ SECRET = "[secret]"
 """What a `secure:` value reads as offline: present, never decrypted, never quoted."""
 
 
-@dataclass(frozen=True)
-class StackFile:
+class StackFile(msgspec.Struct, frozen=True):
     """Raw config of one stack file: values by key, and the keys held as secrets."""
 
     stack: str
@@ -235,7 +233,7 @@ def load_spec(
 def _shortened(finding: Finding) -> Finding:
     if len(finding.message) <= MAX_MESSAGE_CHARS:
         return finding
-    return dataclasses.replace(finding, message=finding.message[:MAX_MESSAGE_CHARS] + "... (cut)")
+    return msgspec.structs.replace(finding, message=finding.message[:MAX_MESSAGE_CHARS] + "... (cut)")
 
 
 def _read_errors(stack_file: StackFile, name: str) -> list[Finding]:
@@ -281,6 +279,6 @@ def _local_release(directory: Path, source: str, promoting: frozenset[str]) -> d
     try:
         spec = load_spec(path, stack, directory, promoting)
     except ConfigError as exc:
-        raise ConfigError([dataclasses.replace(f, message=f"{f.message} [in source stack {stack}]")
+        raise ConfigError([msgspec.structs.replace(f, message=f"{f.message} [in source stack {stack}]")
                            for f in exc.findings]) from None
     return release_of(spec.settings, stack)

@@ -14,10 +14,10 @@ before it can cost memory or time:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import ScalarNode
@@ -66,15 +66,14 @@ def read_bounded(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
         raise YamlRefused("stack-file", (), exc.reason, "name a stack YAML file") from None
 
 
-@dataclass
-class _Collection:
+class _Collection(msgspec.Struct):
     """A mapping or sequence being built; for a mapping, the key waiting for its value."""
 
     where: Where
     items: dict[Any, Any] | list[Any]
     key: Any = None
     has_key: bool = False
-    key_lines: dict[Any, int] = field(default_factory=dict)
+    key_lines: dict[Any, int] = msgspec.field(default_factory=dict)
 
     def child(self) -> Where:
         """Where the next node sits: the mapping itself while a key is read."""

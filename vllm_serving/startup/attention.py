@@ -16,8 +16,10 @@ type for the GPU (`TRITON_FP8_MIN_CAPABILITY`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
+
+import msgspec
+from msgspec.structs import replace
 
 from vllm_serving.catalog.gpus import GpuSpec
 from vllm_serving.catalog.models import ModelArchitecture
@@ -35,8 +37,7 @@ TRITON_SOURCE = "triton third_party/nvidia/backend/compiler.py CUDABackend.parse
 AUTO = "auto"
 
 
-@dataclass(frozen=True)
-class AttentionQuery:
+class AttentionQuery(msgspec.Struct, frozen=True):
     """What one attention layer hands `get_attn_backend` (v1/attention/selector.py)."""
 
     head_size: int
@@ -68,15 +69,14 @@ class AttentionQuery:
         return values
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
     """The backend a layer gets, or why it gets none."""
 
     backend: str | None
     forced: bool
     reasons: tuple[str, ...] = ()
     """Why the forced backend is invalid (empty: it is valid)."""
-    tried: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    tried: Mapping[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
     """Auto-selection: each backend tried before the one chosen, with its reasons."""
     undecided: bool = False
     """A check the registry could not read stood in the way: nothing is concluded."""

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from vllm_serving.catalog.hf_config_fields import rope_scalings
 from vllm_serving.catalog.models import ModelArchitecture, RopeScaling
@@ -26,8 +27,7 @@ TEXT_CONFIG = "text_config"
 LENGTH_KEY = "max_position_embeddings"
 
 
-@dataclass(frozen=True)
-class DerivedLength:
+class DerivedLength(msgspec.Struct, frozen=True):
     tokens: int
     """What vLLM derives (and what maxModelLen may not exceed)."""
     explained: str

@@ -9,7 +9,8 @@ then the KV cache in blocks and tokens - with the two token totals told apart.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from vllm_serving.findings import Finding, tally
 from vllm_serving.planner.capacity import CapacityPlan
@@ -29,8 +30,7 @@ LIMITS = {
 }
 
 
-@dataclass(frozen=True)
-class Question:
+class Question(msgspec.Struct, frozen=True):
     """What the reader asked: which deployment, and the request length they care about."""
 
     label: str

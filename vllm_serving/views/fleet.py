@@ -7,9 +7,10 @@ capacity plan is per server: every host holds the weights and its own KV cache.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import msgspec
 
 from vllm_serving.findings import Finding
 from vllm_serving.fleet import HostSpec, host_resource_name
@@ -95,7 +96,7 @@ def fleet_plan(spec: ServingSpec, hosts: tuple[HostSpec, ...], findings: list[Fi
     plan["endpoints"] = {}
     plan["fleet"] = {"hosts": views, "endpoints": [v["baseUrl"] for v in views], "rollout": ROLLOUT}
     # every host is one more server: its own weights and KV cache, as Kubernetes replicas are
-    layout = dataclasses.replace(scale_out(spec.settings), replicas=len(hosts))
+    layout = msgspec.structs.replace(scale_out(spec.settings), replicas=len(hosts))
     plan["scaleOut"] = scale_out_view(layout, plan_capacity(hosts[0].spec))
     plan["resources"] = [{"type": t, "name": n} for t, n in planned_fleet_resources(spec, hosts)]
     plan["dockerRunCommand"] = per_host(hosts, docker_run_text, "\n", containers).rstrip("\n")

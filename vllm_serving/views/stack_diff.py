@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+import msgspec
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
@@ -74,8 +74,7 @@ Section = dict[str, str]
 View = dict[str, Section]
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(msgspec.Struct, frozen=True):
     """One key whose value differs between stack A and stack B."""
 
     section: str

@@ -8,8 +8,8 @@ argv the Docker backend runs. Same spec, byte-identical YAML: every list has a f
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+import msgspec
 import yaml
 
 from vllm_serving.masking import shown
@@ -29,8 +29,7 @@ from vllm_serving.render.kubernetes.workload import deployment, disruption_budge
 from vllm_serving.spec import ServingSpec
 
 
-@dataclass(frozen=True)
-class KubernetesObjects:
+class KubernetesObjects(msgspec.Struct, frozen=True):
     """Every object of one deployment; absent ones are None."""
 
     namespace: Obj | None

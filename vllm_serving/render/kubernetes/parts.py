@@ -12,9 +12,9 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from pydantic import ValidationError
 
 from vllm_serving import timing
@@ -81,8 +81,7 @@ def shm_bytes(spec: ServingSpec) -> int:
     return s.kubernetes.shm_size or s.container.shm_size or DEFAULT_SHM_BYTES
 
 
-@dataclass(frozen=True)
-class Names:
+class Names(msgspec.Struct, frozen=True):
     """Object names, derived from the container name."""
 
     base: str
