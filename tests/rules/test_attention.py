@@ -6,8 +6,7 @@ attention); the backends' answers from the committed v0.19.1 registry, generated
 
 from __future__ import annotations
 
-import dataclasses
-
+import msgspec
 import pytest
 
 from tests.rules.boundary import Boundary, check_boundary, codes, findings, gpu
@@ -171,7 +170,7 @@ def test_no_backend_names_the_dtype_when_every_backend_refuses_it(
     real_layers = attention.layers
 
     def refused(ctx: Context) -> list[attention.Layer]:
-        return [dataclasses.replace(layer, verdict=Verdict(None, False, tried=tried)) for layer in real_layers(ctx)]
+        return [msgspec.structs.replace(layer, verdict=Verdict(None, False, tried=tried)) for layer in real_layers(ctx)]
 
     monkeypatch.setattr(attention, "layers", refused)
     hits = [f for f in findings("v100", {"engine": kv(None, dtype="half")}) if f.code == "attention-no-backend"]
@@ -194,7 +193,7 @@ def test_no_backend_is_said_only_of_a_decided_auto_selection_that_found_none(
     real_layers = attention.layers
 
     def answered(ctx: Context) -> list[attention.Layer]:
-        return [dataclasses.replace(layer, verdict=verdict, query=dataclasses.replace(layer.query, use_mla=mla))
+        return [msgspec.structs.replace(layer, verdict=verdict, query=msgspec.structs.replace(layer.query, use_mla=mla))
                 for layer in real_layers(ctx)]
 
     monkeypatch.setattr(attention, "layers", answered)
@@ -220,7 +219,7 @@ def test_an_fp8_cache_that_every_backend_refuses_is_its_own_finding(
 
     def refused(ctx: Context) -> list[attention.Layer]:
         layer = real_layers(ctx)[0]
-        return [dataclasses.replace(layer, verdict=Verdict(None, False, tried=tried), failure=None)
+        return [msgspec.structs.replace(layer, verdict=Verdict(None, False, tried=tried), failure=None)
                 for tried in verdicts]
 
     monkeypatch.setattr(attention, "layers", refused)
@@ -236,8 +235,8 @@ def test_a_later_layer_kind_without_a_backend_is_still_said(monkeypatch: pytest.
 
     def two_kinds(ctx: Context) -> list[attention.Layer]:
         layer = real_layers(ctx)[0]
-        return [dataclasses.replace(layer, verdict=Verdict("TRITON_ATTN", False, tried={})),
-                dataclasses.replace(layer, verdict=Verdict(None, False, tried=KV_ONLY), failure=None)]
+        return [msgspec.structs.replace(layer, verdict=Verdict("TRITON_ATTN", False, tried={})),
+                msgspec.structs.replace(layer, verdict=Verdict(None, False, tried=KV_ONLY), failure=None)]
 
     monkeypatch.setattr(attention, "layers", two_kinds)
     hits = [f for f in findings("v100", {"engine": kv(None, dtype="half")}) if f.code == "attention-no-backend"]
