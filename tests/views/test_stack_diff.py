@@ -258,3 +258,36 @@ def test_every_setting_is_compared(section: str) -> None:
     compared = SETTINGS_KEYS.get(section, ())
     unseen = set() if plan is None or compared is None else fields - plan - set(compared)
     assert unseen == set(), f"{section}: add {sorted(unseen)} to SETTINGS_KEYS or show it in the plan"
+
+
+def test_a_value_with_spaces_or_json_reads_as_given_not_shell_quoted() -> None:
+    """One value is shown as vLLM receives it; only a repeated flag's values are joined as a shell
+    would quote them, so `a b` and `['a', 'b']` stay told apart."""
+    parsed = parse_argv(["--served-model-name", "qwen 27b", "--speculative-config", '{"method": "mtp"}',
+                         "--middleware", "a b", "--middleware", "c"])
+    assert parsed == {"--served-model-name": "qwen 27b", "--speculative-config": '{"method": "mtp"}',
+                      "--middleware": "'a b' c"}
+
+
+def test_fractions_and_lists_read_as_the_stack_sets_them() -> None:
+    """A float keeps its digits (Pulumi.v100.yaml's 0.8 -> 0.85, not rounded away); a list is compact
+    JSON on one line."""
+    base = shipped_settings("v100")
+    changes = by_key(stack_diff(spec_of(base), spec_of(edit(base, engine={"gpu_memory_utilization": 0.85}))))
+    assert changes[("capacity", "gpu_memory_utilization")] == ("0.8", "0.85")
+    assert changes[("argv", "--gpu-memory-utilization")] == ("0.8", "0.85")
+    ssh = by_key(stack_diff(make_spec("v100"), make_spec("v100", target={"sshOpts": ["-o", "Port=2222"]})))
+    assert ssh[("target", "sshOpts")] == ("[]", '["-o","Port=2222"]')
+    selector = by_key(stack_diff(make_spec("a100-k8s"), make_spec(
+        "a100-k8s", kubernetes={"nodeSelector": {"zone": "a", "pool": "gpu"}})))
+    assert selector[("container", "nodeSelector")] == (
+        '{"nvidia.com/gpu.product":"NVIDIA-A100-SXM4-80GB"}', '{"pool":"gpu","zone":"a"}')
+
+
+def test_a_waiver_that_sets_nothing_aside_says_check_tells_why() -> None:
+    base = shipped_settings("v100")
+    waiver = Waiver(code="dtype-bf16-unsupported", reason="patched image")
+    after = base.model_copy(update={"waivers": (waiver,)})
+    assert by_key(stack_diff(spec_of(base), spec_of(after))) == {
+        ("waivers", "dtype-bf16-unsupported"):
+            (None, "patched image (sets aside nothing: vllm-stack check says why)")}
