@@ -115,6 +115,21 @@ def test_an_asked_value_that_cannot_serve_is_refused_with_why(count: int, asked:
     assert str(refused.value) == message
 
 
+@pytest.mark.parametrize(("name", "tp"), [
+    # 40 attention heads split 5 ways, but 8 KV heads neither split nor replicate over 5
+    # (vLLM config/model.py: num_key_value_heads % tp == 0, or tp % num_key_value_heads == 0)
+    ("Qwen3-14B", 5),
+    # 24 heads and 4 KV heads (replicated) take 12, the 16 linear-attention key heads do not
+    # (vLLM's GatedDeltaNet shards them: models/qwen3_next.py, num_k_heads // tp_size)
+    ("Qwen3.5-27B", 12),
+])
+def test_a_tp_that_splits_the_attention_heads_but_not_the_others_is_refused(name: str, tp: int) -> None:
+    with pytest.raises(Unworkable) as refused:
+        choose_engine(model(name), A100, tp, tp=tp)
+    assert str(refused.value) == (f"--tp {tp} does not split the model's heads evenly on A100-80GB; leave --tp "
+                                  "out and init picks one that does")
+
+
 def test_an_asked_tp_too_small_for_the_weights_says_so() -> None:
     with pytest.raises(Unworkable) as refused:
         choose_engine(QWEN35_27B, T4, 8, tp=1)
@@ -135,6 +150,15 @@ def test_copies_asked_for_that_leave_each_too_few_gpus_are_refused() -> None:
     with pytest.raises(Unworkable) as refused:
         choose_engine(QWEN35_27B, T4, 8, dp=2)
     assert str(refused.value) == "--dp 2: each engine needs 8 x T4; 8 x T4 gives 4"
+
+
+def test_a_model_no_tp_up_to_64_serves_says_so() -> None:
+    """Qwen3.5-397B-A17B: 739 GiB; its 32 attention heads allow TP 32 at most, and 32 T4s hold
+    32 x 13.5 = 432 GiB."""
+    with pytest.raises(DoesNotFit) as refused:
+        choose_engine(model("Qwen3.5-397B-A17B"), T4, 8)
+    assert str(refused.value) == "8 x T4: the model does not fit, nor on up to 64 of them"
+    assert refused.value.gpus_needed is None
 
 
 def test_a_model_beyond_the_largest_tp_gives_no_count(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -216,6 +216,11 @@ def test_a_config_missing_a_field_names_the_option_the_file_and_the_field(tmp_pa
         " - pass the model's own config.json as published on Hugging Face")
 
 
+def test_a_long_name_is_cut_to_64_characters_ending_in_a_letter_or_digit() -> None:
+    assert folder_name("Qwen3-" + "x" * 100) == "Qwen3-" + "x" * 58
+    assert folder_name("a" * 63 + "-b") == "a" * 63
+
+
 @pytest.mark.parametrize("name", ["...", "---", "日本語"])
 def test_a_name_with_nothing_usable_gets_a_plain_folder(name: str) -> None:
     assert folder_name(name) == "model"

@@ -20,7 +20,7 @@ import yaml
 from vllm_serving.catalog.gpus import GpuSpec, find_gpu
 from vllm_serving.catalog.models import ModelArchitecture, find_model
 from vllm_serving.scaffold.engine_choice import EngineChoice
-from vllm_serving.scaffold.stack_text import NewStack, container_name, stack_text
+from vllm_serving.scaffold.stack_text import DOCKER_HUB_REPOSITORY, NewStack, container_name, stack_text
 
 
 def _found(value: Any) -> Any:
@@ -38,7 +38,7 @@ ENGINE = EngineChoice(tp=8, dp=1, roomy=True, smallest_tp=4, dtype="half", gpu_m
 STACK = NewStack(name="mine", command="vllm-stack init mine --gpu V100-32GB --count 8 --model Qwen3.5-27B",
                  target="docker", gpu=V100, count=8, model=QWEN35, model_name="Qwen3.5-27B", config_file=None,
                  weights="/models/Qwen3.5-27B", served_name="qwen3.5-27b", registry=None,
-                 repository="vllm/vllm-openai", tag="v0.19.1", engine=ENGINE)
+                 repository=DOCKER_HUB_REPOSITORY, tag="v0.19.1", engine=ENGINE)
 
 
 def stack(engine: dict[str, Any] | None = None, **fields: Any) -> NewStack:
@@ -137,6 +137,8 @@ def test_a_docker_host_with_gpus_left_over_names_the_ones_the_container_gets() -
 # --- image and model ------------------------------------------------------------------------------
 
 def test_the_official_image_or_the_registrys() -> None:
+    """Without a registry: vLLM's official image on Docker Hub, vllm/vllm-openai (vLLM docs,
+    deployment/docker.md)."""
     assert section(STACK, "image") == [
         "    # The official vLLM image from Docker Hub.",
         "    repository: vllm/vllm-openai",

@@ -63,6 +63,7 @@ def test_a_secret_env_var_shows_by_name_never_a_value() -> None:
     with_key = edit(base, secrets_set=frozenset({"apiKey"}))
     changes = stack_diff(spec_of(base), spec_of(with_key))
     assert changes == [Change("env", "VLLM_API_KEY", None, SECRET_VALUE)]
+    assert SECRET_VALUE == "<secret>"  # what `vllm-stack diff` prints and its --json carries
     # two stacks both holding the secret compare equal: its value is not theirs to show
     assert stack_diff(spec_of(with_key), spec_of(with_key)) == []
 
@@ -120,6 +121,14 @@ def test_v100_to_a100_names_what_a_reviewer_needs() -> None:
     assert changes[("argv", "--kv-cache-dtype")] == (None, "fp8")
     assert changes[("capacity", "kv_cache_dtype")] == ("auto", "fp8")
     assert ("argv", "--enable-prefix-caching") not in changes  # both set it: no line
+    assert changes[("capacity", "tp")] == ("8", "4")
+
+
+def test_the_gpu_and_the_model_are_named_once_not_again_under_capacity() -> None:
+    changes = by_key(stack_diff(shipped("v100"), shipped("local")))
+    assert changes[("gpu", "name")] == ("V100-32GB", "CPU")
+    assert changes[("model", "architecture.architecture")] == ("Qwen3_5ForConditionalGeneration", "Qwen3ForCausalLM")
+    assert ("capacity", "gpu") not in changes and ("capacity", "model") not in changes
 
 
 def test_changes_come_in_section_then_key_order() -> None:
