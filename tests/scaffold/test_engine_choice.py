@@ -183,6 +183,15 @@ def test_a_model_vllm_refuses_in_float16_runs_in_float32_without_bfloat16() -> N
     assert vllm_dtype(refusing, A100) == "bfloat16"
 
 
+def test_float32_is_sized_at_four_bytes_a_parameter() -> None:
+    """Qwen3-8B in float32: 8.19 B parameters x 4 B = 30.5 GiB, more than one V100-32GB's
+    28.8 GiB budget: TP 2, 15.3 GiB each (in float16 one GPU would hold its 15.3 GiB)."""
+    refusing = QWEN3_8B.model_copy(update={"refuses_float16": True})
+    e = choose_engine(refusing, V100, 2)
+    assert (e.tp, e.dp, e.dtype) == (2, 1, "float32")
+    assert 15.0 < e.weights_gib_per_gpu < 15.6
+
+
 # --- parsers --------------------------------------------------------------------------------------
 
 # vLLM v0.19.1's registries: vllm/reasoning/__init__.py and vllm/tool_parsers/__init__.py
