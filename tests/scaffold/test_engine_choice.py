@@ -24,6 +24,7 @@ import pytest
 from vllm_serving.catalog.gpus import GpuSpec, find_gpu
 from vllm_serving.catalog.models import ModelArchitecture, find_model
 from vllm_serving.engine.release_registry import release_for_tag
+from vllm_serving.planner.capacity import CapacityInputs, plan
 from vllm_serving.scaffold import engine_choice
 from vllm_serving.scaffold.engine_choice import (
     PARSERS_BY_MODEL_TYPE,
@@ -90,6 +91,25 @@ def test_an_asked_tp_and_dp_are_kept_and_checked() -> None:
 def test_an_asked_max_model_len_is_written_as_asked() -> None:
     e = choose_engine(QWEN3_8B, A100, 1, max_model_len=16384)
     assert e.max_model_len == 16384
+
+
+def test_a_context_the_memory_limits_is_written_whole_k_below_the_models() -> None:
+    """Qwen3-8B on one L4 (22.5 GiB): 22.5 x 0.9 = 20.2 GiB requested, 15.3 of weights and some
+    1.5 of activations and CUDA context leave about 3.4 GiB, 144 KiB a token: some 25K tokens,
+    short of the model's 40,960."""
+    e = choose_engine(QWEN3_8B, gpu("L4"), 1)
+    assert e.limited_by == "memory"
+    assert 16384 <= e.max_model_len <= 28672 and e.max_model_len % 1024 == 0
+
+
+def test_the_context_is_sized_with_the_tags_release() -> None:
+    """What `vllm-stack capacity` says for the release the image runs: the planner's figure at
+    that release's memory accounting, rounded down to whole K."""
+    for tag, version in (("v0.12.0", (0, 12, 0)), ("v0.19.1", (0, 19, 1))):
+        e = choose_engine(QWEN3_8B, gpu("L4"), 1, tag=tag)
+        longest = plan(CapacityInputs(model=QWEN3_8B, gpu=gpu("L4"), tp=1, max_model_len=40960,
+                                      vllm_version=version)).max_model_len_that_fits
+        assert e.max_model_len == longest // 1024 * 1024, tag
 
 
 def test_a_context_is_rounded_down_to_whole_k() -> None:

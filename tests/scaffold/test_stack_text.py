@@ -193,8 +193,10 @@ def test_the_largest_tp_says_why_fewer_gpus_are_not_used() -> None:
     assert comment_of(one, "engine", "tensorParallelSize").endswith(
         "One GPU would hold it too, but with less KV cache than weights: one engine across the 8 serves longer "
         "requests than 8 copies would (--dp 8 writes copies).")
-    # no fewer GPUs serve: nothing to explain
+    # no fewer GPUs serve: nothing to explain, with GPUs for more copies or not
     assert comment_of(stack({"smallest_tp": 8}), "engine", "tensorParallelSize").endswith(
+        "evenly; 6.5 GiB of weights per GPU.")
+    assert comment_of(stack({"tp": 4, "smallest_tp": 4}), "engine", "tensorParallelSize").endswith(
         "evenly; 6.5 GiB of weights per GPU.")
 
 
