@@ -105,10 +105,13 @@ def test_a_context_the_memory_limits_is_written_whole_k_below_the_models() -> No
 def test_the_context_is_sized_with_the_tags_release() -> None:
     """What `vllm-stack capacity` says for the release the image runs: the planner's figure at
     that release's memory accounting, rounded down to whole K."""
-    for tag, version in (("v0.12.0", (0, 12, 0)), ("v0.19.1", (0, 19, 1))):
+    for tag, version in (("v0.12.0", (0, 12, 0)), ("v0.19.1", (0, 19, 1)), ("v0.20.2", (0, 20, 2))):
         e = choose_engine(QWEN3_8B, gpu("L4"), 1, tag=tag)
+        # at the 0.9 the stack writes, also where the release's own default is 0.92 (v0.20.2's
+        # config/cache.py)
+        assert e.gpu_memory_utilization == 0.9
         longest = plan(CapacityInputs(model=QWEN3_8B, gpu=gpu("L4"), tp=1, max_model_len=40960,
-                                      vllm_version=version)).max_model_len_that_fits
+                                      gpu_memory_utilization=0.9, vllm_version=version)).max_model_len_that_fits
         assert e.max_model_len == longest // 1024 * 1024, tag
 
 

@@ -240,7 +240,7 @@ def test_the_dtype_says_why_for_the_gpu() -> None:
 
 def test_the_memory_share_and_the_context_say_where_they_come_from() -> None:
     assert comment_of(STACK, "engine", "gpuMemoryUtilization") == (
-        "Share of each GPU's memory vLLM may take (its default); maxModelLen below is sized with it.")
+        "Share of each GPU's memory vLLM may take, set here so maxModelLen below is sized with it.")
     tail = (" Lower it for more concurrent requests: vllm-stack capacity shows the trade-off. (init refuses GPUs "
             "that cannot hold a 4096-token request.)")
     assert comment_of(STACK, "engine", "maxModelLen") == (
