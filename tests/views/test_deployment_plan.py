@@ -92,6 +92,20 @@ def test_the_plan_names_the_remote_host_the_release_source_and_which_secrets_are
     assert plan["image"] == {"reference": "192.168.122.156:30000/vllm/vllm-openai:v0.19.1", "registryUser": "admin"}
 
 
+def test_the_model_weights_read_to_a_tenth_of_a_gib() -> None:
+    """Qwen3.6-27B-FP8's checkpoint: 28.3 GiB of safetensors (the catalog's figure)."""
+    model = deployment_plan(make_spec("a100"), [])["model"]
+    assert model["weightsGib"] == 28.3 and model["quantization"] == "fp8"
+
+
+def test_the_scale_out_shows_only_with_more_than_one_engine() -> None:
+    assert "scaleOut" not in deployment_plan(make_spec("a100-k8s"), [])
+    two = make_spec("a100-k8s", kubernetes={"replicas": 2, "cache": {"accessMode": "ReadWriteMany"}})
+    scale_out = deployment_plan(two, [])["scaleOut"]
+    assert (scale_out["replicas"], scale_out["engines"], scale_out["pods"]) == (2, 2, 2)
+    assert scale_out["kvCacheTokensTotal"] == 2 * scale_out["kvCacheTokensPerEngine"]
+
+
 def test_unset_values_are_left_out_of_what_a_reader_sees() -> None:
     assert set_values({"runtime": None, "privileged": False, "shmSizeMb": 0}) == {"privileged": False,
                                                                                  "shmSizeMb": 0}

@@ -9,6 +9,7 @@ import pytest
 
 from tests.paths import PROJECT_DIR, stack_file
 from tests.stack_builders import edit, make_spec, shipped_settings, spec_of
+from vllm_serving.findings import Finding, Severity
 from vllm_serving.settings.stack import SECTIONS as SETTINGS_SECTIONS
 from vllm_serving.settings.stack import StackSettings
 from vllm_serving.settings.waivers import Waiver
@@ -104,6 +105,13 @@ def test_mounts_are_keyed_by_container_path() -> None:
         "/u02/models/Qwen3.5-27B (read-only, bind)", "/srv/models/Qwen3.5-27B (read-only, bind)")}
 
 
+def test_a_mount_says_whether_the_server_may_write_it() -> None:
+    """Pulumi.v100.yaml: the weights read-only, the compile cache writable, both host directories."""
+    view = stack_view(shipped("v100"))
+    assert view["mounts"] == {"/data/models/Qwen3.5-27B": "/u02/models/Qwen3.5-27B (read-only, bind)",
+                              "/root/.cache/vllm": "/u02/models/data/vllm-cache (writable, bind)"}
+
+
 def test_ports_are_keyed_by_container_port() -> None:
     base = shipped_settings("v100")
     other = edit(base, network={"host_port": 30007, "bind_address": "127.0.0.1"})
@@ -122,6 +130,7 @@ def test_v100_to_a100_names_what_a_reviewer_needs() -> None:
     assert changes[("capacity", "kv_cache_dtype")] == ("auto", "fp8")
     assert ("argv", "--enable-prefix-caching") not in changes  # both set it: no line
     assert changes[("capacity", "tp")] == ("8", "4")
+    assert changes[("model", "name")] == ("Qwen3.5-27B", "Qwen3.6-27B-FP8")
 
 
 def test_the_gpu_and_the_model_are_named_once_not_again_under_capacity() -> None:
@@ -291,6 +300,21 @@ def test_fractions_and_lists_read_as_the_stack_sets_them() -> None:
         "a100-k8s", kubernetes={"nodeSelector": {"zone": "a", "pool": "gpu"}})))
     assert selector[("container", "nodeSelector")] == (
         '{"nvidia.com/gpu.product":"NVIDIA-A100-SXM4-80GB"}', '{"pool":"gpu","zone":"a"}')
+
+
+def test_a_waiver_that_sets_several_findings_aside_lists_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A waiver without a key covers its code wherever it fires: each finding it lets through is
+    named, with its severity and key. (`check` stands in for the rules, which this view does not
+    own: two findings of one code.)"""
+    found = [Finding("parallel-gpus-idle", Severity.WARNING, "vllm-serving:hardware.count", "idle", "fix", "ok"),
+             Finding("parallel-gpus-idle", Severity.ERROR, "vllm-serving:engine.tensorParallelSize", "x", "fix", "ok"),
+             Finding("other", Severity.ERROR, "vllm-serving:engine.dtype", "x", "fix", "ok")]
+    monkeypatch.setattr("vllm_serving.views.stack_diff.check", lambda spec: found)
+    settings = shipped_settings("v100").model_copy(
+        update={"waivers": (Waiver(code="parallel-gpus-idle", reason="two engines planned"),)})
+    assert stack_view(spec_of(settings))["waivers"] == {
+        "parallel-gpus-idle": "two engines planned (sets aside error at vllm-serving:engine.tensorParallelSize, "
+                              "warning at vllm-serving:hardware.count)"}
 
 
 def test_a_waiver_that_sets_nothing_aside_says_check_tells_why() -> None:
