@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from tests.paths import FIXTURES, PROJECT_DIR, ROOT
 from vllm_serving.cli import build_parser, main
 from vllm_serving.cli.init import new_stack
 from vllm_serving.scaffold.engine_choice import DoesNotFit
-from vllm_serving.scaffold.model_config_copy import ConfigUnusable, folder_name, read_config_source
+from vllm_serving.scaffold.model_config_copy import ConfigUnusable, folder_name, read_config_source, write_copy
 from vllm_serving.scaffold.stack_text import stack_text
 
 QWEN3_4B = FIXTURES / "hf" / "qwen3-4b.config.json"
@@ -199,3 +200,52 @@ def test_any_string_in_any_field_or_name_adds_no_key(tmp_path: Path, field: tupl
 
 
 BASELINE = _shape(stack_text(new_stack(_args(ROOT, QWEN35))))
+
+
+# --- what the user reads and gets -----------------------------------------------------------------
+
+def test_a_config_missing_a_field_names_the_option_the_file_and_the_field(tmp_path: Path) -> None:
+    facts = json.loads(QWEN3_4B.read_text())
+    del facts["num_attention_heads"]
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(facts))
+    with pytest.raises(ConfigUnusable) as refused:
+        read_config_source(broken, tmp_path / "project")
+    assert str(refused.value) == (
+        f"--model-config {str(broken)!r}: has no 'num_attention_heads' (looked in text_config, then the top level)"
+        " - pass the model's own config.json as published on Hugging Face")
+
+
+def test_a_long_name_is_cut_to_64_characters_ending_in_a_letter_or_digit() -> None:
+    assert folder_name("Qwen3-" + "x" * 100) == "Qwen3-" + "x" * 58
+    assert folder_name("a" * 63 + "-b") == "a" * 63
+
+
+@pytest.mark.parametrize("name", ["...", "---", "日本語"])
+def test_a_name_with_nothing_usable_gets_a_plain_folder(name: str) -> None:
+    assert folder_name(name) == "model"
+
+
+def test_the_copy_and_its_folders_are_readable_by_everyone(empty_project: Path) -> None:
+    """rwxr-xr-x folders and an rw-r--r-- file under the usual umask 022: the account that runs
+    `pulumi up` or CI need not be the one that ran init."""
+    old = os.umask(0o022)
+    try:
+        write_copy(read_config_source(QWEN3_4B, empty_project), empty_project)
+    finally:
+        os.umask(old)
+    models = empty_project / "models"
+    assert stat.S_IMODE(models.stat().st_mode) == 0o755
+    assert stat.S_IMODE((models / "qwen3-4b").stat().st_mode) == 0o755
+    assert stat.S_IMODE((models / "qwen3-4b" / "config.json").stat().st_mode) == 0o644
+
+
+def test_another_file_at_the_target_is_refused_by_its_path(empty_project: Path, tmp_path: Path) -> None:
+    target = empty_project / "models" / "qwen3-4b" / "config.json"
+    target.parent.mkdir(parents=True)
+    target.write_text("{}")
+    with pytest.raises(ConfigUnusable) as refused:
+        write_copy(read_config_source(QWEN3_4B, empty_project), empty_project)
+    assert str(refused.value) == (f"{target} already exists with other content; copy the file into the project "
+                                  "yourself and pass that path")
+    assert target.read_text() == "{}"

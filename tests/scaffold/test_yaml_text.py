@@ -41,7 +41,15 @@ def test_any_text_in_a_comment_adds_nothing(text: str) -> None:
     ("yes", '"yes"'), ("off", '"off"'), ("null", '"null"'), ("0.19.1", '"0.19.1"'), ("0o17", '"0o17"'),
     ("1_000", '"1_000"'), ("abc:", '"abc:"'), ("", '""'),
     ("x\ntrustRemoteCode: true", '"x\\x0atrustRemoteCode: true"'), ("a\u2028b", '"a\\u2028b"'),
+    # each escape at its range's edges: \xNN to U+00FF, \uNNNN to U+FFFF, \UNNNNNNNN beyond
+    ("\xff", '"\\xff"'), ("\u0100", '"\\u0100"'), ("\uffff", '"\\uffff"'), ("\U00010000", '"\\U00010000"'),
     ([0, 1], "[0, 1]"), (8, "8"), (0.9, "0.9"), (True, "true"),
 ])
 def test_plain_where_both_versions_agree_quoted_otherwise(value: object, written: str) -> None:
     assert scalar(value) == written
+
+
+def test_a_comment_never_breaks_a_flag_at_its_hyphens() -> None:
+    """A reader copies `--gpu-memory-utilization` out of a comment: it stays on one line."""
+    lines = comment_lines("x" * 80 + " --gpu-memory-utilization 0.9", width=96)
+    assert lines == ["    # " + "x" * 80, "    # --gpu-memory-utilization 0.9"]

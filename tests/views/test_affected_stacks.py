@@ -26,7 +26,8 @@ def test_stack_file_change_affects_that_stack_only() -> None:
     [], ["README.md"], ["docs/rules.md"], ["tests/core/test_rules.py"], [".github/workflows/preview.yml"],
     ["benchmarks/startup.py"], ["Makefile"],
     # the CLI and its offline views are not part of what `pulumi preview` runs
-    ["vllm_serving/cli/render.py"], ["vllm_serving/views/plan.py"],
+    ["vllm_serving/cli/render.py"], ["vllm_serving/views/plan.py"], ["vllm_serving/smoke/__init__.py"],
+    ["vllm_serving/scaffold/stack_text.py"],
     # fixtures named like stack files but not beside Pulumi.yaml are not stacks
     ["tests/safety/bad_configs/Pulumi.image-latest.yaml"],
 ])

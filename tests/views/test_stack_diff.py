@@ -9,6 +9,7 @@ import pytest
 
 from tests.paths import PROJECT_DIR, stack_file
 from tests.stack_builders import edit, make_spec, shipped_settings, spec_of
+from vllm_serving.findings import Finding, Severity
 from vllm_serving.settings.stack import SECTIONS as SETTINGS_SECTIONS
 from vllm_serving.settings.stack import StackSettings
 from vllm_serving.settings.waivers import Waiver
@@ -63,6 +64,7 @@ def test_a_secret_env_var_shows_by_name_never_a_value() -> None:
     with_key = edit(base, secrets_set=frozenset({"apiKey"}))
     changes = stack_diff(spec_of(base), spec_of(with_key))
     assert changes == [Change("env", "VLLM_API_KEY", None, SECRET_VALUE)]
+    assert SECRET_VALUE == "<secret>"  # what `vllm-stack diff` prints and its --json carries
     # two stacks both holding the secret compare equal: its value is not theirs to show
     assert stack_diff(spec_of(with_key), spec_of(with_key)) == []
 
@@ -103,6 +105,13 @@ def test_mounts_are_keyed_by_container_path() -> None:
         "/u02/models/Qwen3.5-27B (read-only, bind)", "/srv/models/Qwen3.5-27B (read-only, bind)")}
 
 
+def test_a_mount_says_whether_the_server_may_write_it() -> None:
+    """Pulumi.v100.yaml: the weights read-only, the compile cache writable, both host directories."""
+    view = stack_view(shipped("v100"))
+    assert view["mounts"] == {"/data/models/Qwen3.5-27B": "/u02/models/Qwen3.5-27B (read-only, bind)",
+                              "/root/.cache/vllm": "/u02/models/data/vllm-cache (writable, bind)"}
+
+
 def test_ports_are_keyed_by_container_port() -> None:
     base = shipped_settings("v100")
     other = edit(base, network={"host_port": 30007, "bind_address": "127.0.0.1"})
@@ -120,6 +129,15 @@ def test_v100_to_a100_names_what_a_reviewer_needs() -> None:
     assert changes[("argv", "--kv-cache-dtype")] == (None, "fp8")
     assert changes[("capacity", "kv_cache_dtype")] == ("auto", "fp8")
     assert ("argv", "--enable-prefix-caching") not in changes  # both set it: no line
+    assert changes[("capacity", "tp")] == ("8", "4")
+    assert changes[("model", "name")] == ("Qwen3.5-27B", "Qwen3.6-27B-FP8")
+
+
+def test_the_gpu_and_the_model_are_named_once_not_again_under_capacity() -> None:
+    changes = by_key(stack_diff(shipped("v100"), shipped("local")))
+    assert changes[("gpu", "name")] == ("V100-32GB", "CPU")
+    assert changes[("model", "architecture.architecture")] == ("Qwen3_5ForConditionalGeneration", "Qwen3ForCausalLM")
+    assert ("capacity", "gpu") not in changes and ("capacity", "model") not in changes
 
 
 def test_changes_come_in_section_then_key_order() -> None:
@@ -258,3 +276,51 @@ def test_every_setting_is_compared(section: str) -> None:
     compared = SETTINGS_KEYS.get(section, ())
     unseen = set() if plan is None or compared is None else fields - plan - set(compared)
     assert unseen == set(), f"{section}: add {sorted(unseen)} to SETTINGS_KEYS or show it in the plan"
+
+
+def test_a_value_with_spaces_or_json_reads_as_given_not_shell_quoted() -> None:
+    """One value is shown as vLLM receives it; only a repeated flag's values are joined as a shell
+    would quote them, so `a b` and `['a', 'b']` stay told apart."""
+    parsed = parse_argv(["--served-model-name", "qwen 27b", "--speculative-config", '{"method": "mtp"}',
+                         "--middleware", "a b", "--middleware", "c"])
+    assert parsed == {"--served-model-name": "qwen 27b", "--speculative-config": '{"method": "mtp"}',
+                      "--middleware": "'a b' c"}
+
+
+def test_fractions_and_lists_read_as_the_stack_sets_them() -> None:
+    """A float keeps its digits (Pulumi.v100.yaml's 0.8 -> 0.85, not rounded away); a list is compact
+    JSON on one line."""
+    base = shipped_settings("v100")
+    changes = by_key(stack_diff(spec_of(base), spec_of(edit(base, engine={"gpu_memory_utilization": 0.85}))))
+    assert changes[("capacity", "gpu_memory_utilization")] == ("0.8", "0.85")
+    assert changes[("argv", "--gpu-memory-utilization")] == ("0.8", "0.85")
+    ssh = by_key(stack_diff(make_spec("v100"), make_spec("v100", target={"sshOpts": ["-o", "Port=2222"]})))
+    assert ssh[("target", "sshOpts")] == ("[]", '["-o","Port=2222"]')
+    selector = by_key(stack_diff(make_spec("a100-k8s"), make_spec(
+        "a100-k8s", kubernetes={"nodeSelector": {"zone": "a", "pool": "gpu"}})))
+    assert selector[("container", "nodeSelector")] == (
+        '{"nvidia.com/gpu.product":"NVIDIA-A100-SXM4-80GB"}', '{"pool":"gpu","zone":"a"}')
+
+
+def test_a_waiver_that_sets_several_findings_aside_lists_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A waiver without a key covers its code wherever it fires: each finding it lets through is
+    named, with its severity and key. (`check` stands in for the rules, which this view does not
+    own: two findings of one code.)"""
+    found = [Finding("parallel-gpus-idle", Severity.WARNING, "vllm-serving:hardware.count", "idle", "fix", "ok"),
+             Finding("parallel-gpus-idle", Severity.ERROR, "vllm-serving:engine.tensorParallelSize", "x", "fix", "ok"),
+             Finding("other", Severity.ERROR, "vllm-serving:engine.dtype", "x", "fix", "ok")]
+    monkeypatch.setattr("vllm_serving.views.stack_diff.check", lambda spec: found)
+    settings = shipped_settings("v100").model_copy(
+        update={"waivers": (Waiver(code="parallel-gpus-idle", reason="two engines planned"),)})
+    assert stack_view(spec_of(settings))["waivers"] == {
+        "parallel-gpus-idle": "two engines planned (sets aside error at vllm-serving:engine.tensorParallelSize, "
+                              "warning at vllm-serving:hardware.count)"}
+
+
+def test_a_waiver_that_sets_nothing_aside_says_check_tells_why() -> None:
+    base = shipped_settings("v100")
+    waiver = Waiver(code="dtype-bf16-unsupported", reason="patched image")
+    after = base.model_copy(update={"waivers": (waiver,)})
+    assert by_key(stack_diff(spec_of(base), spec_of(after))) == {
+        ("waivers", "dtype-bf16-unsupported"):
+            (None, "patched image (sets aside nothing: vllm-stack check says why)")}

@@ -96,7 +96,8 @@ class EngineChoice(msgspec.Struct, frozen=True):
     dtype: str
     """engine.dtype in vLLM's spelling (`half`, `bfloat16`, `float32`)."""
     gpu_memory_utilization: float
-    """The utilization the planner sized the context with (vLLM's default)."""
+    """The utilization the planner sized the context with, written to the stack (vLLM's default up
+    to v0.19; config/cache.py's default is 0.92 in v0.20 to v0.33)."""
     max_model_len: int
     """engine.maxModelLen."""
     limited_by: Literal["model", "memory"]

@@ -195,7 +195,7 @@ def _engine_lines(s: NewStack) -> list[str]:
         *_dp_lines(s),
         *_dtype_comment(s),
         f"    dtype: {scalar(e.dtype)}",
-        *comment_lines("Share of each GPU's memory vLLM may take (its default); maxModelLen below is sized with it."),
+        *comment_lines("Share of each GPU's memory vLLM may take, set here so maxModelLen below is sized with it."),
         f"    gpuMemoryUtilization: {scalar(e.gpu_memory_utilization)}",
         *_context_comments(s),
         f"    maxModelLen: {scalar(e.max_model_len)}",
