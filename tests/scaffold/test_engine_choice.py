@@ -17,8 +17,7 @@ Oracles, by hand:
 
 from __future__ import annotations
 
-import dataclasses
-
+import msgspec
 import pytest
 
 from vllm_serving.catalog.gpus import GpuSpec, find_gpu
@@ -251,9 +250,9 @@ def test_a_parser_the_release_lacks_is_not_written(monkeypatch: pytest.MonkeyPat
     """vLLM refuses an unknown --reasoning-parser or --tool-call-parser at start-up: a release
     without the model's parser gets neither key."""
     release, warning = release_for_tag("v0.19.1")
-    bare = dataclasses.replace(release, reasoning_parsers={}, tool_parsers={})
+    bare = msgspec.structs.replace(release, reasoning_parsers={}, tool_parsers={})
     monkeypatch.setattr(engine_choice, "release_for_tag", lambda tag: (bare, warning))
     assert parsers(QWEN3_8B, "v0.19.1") == (None, None)
-    only_tools = dataclasses.replace(release, reasoning_parsers={})
+    only_tools = msgspec.structs.replace(release, reasoning_parsers={})
     monkeypatch.setattr(engine_choice, "release_for_tag", lambda tag: (only_tools, warning))
     assert parsers(QWEN3_8B, "v0.19.1") == (None, "hermes")

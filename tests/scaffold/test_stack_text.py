@@ -11,10 +11,10 @@ discovery's product label for the A100-SXM4-80GB.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
+import msgspec
 import yaml
 
 from vllm_serving.catalog.gpus import GpuSpec, find_gpu
@@ -42,7 +42,7 @@ STACK = NewStack(name="mine", command="vllm-stack init mine --gpu V100-32GB --co
 
 
 def stack(engine: dict[str, Any] | None = None, **fields: Any) -> NewStack:
-    return dataclasses.replace(STACK, engine=dataclasses.replace(ENGINE, **(engine or {})), **fields)
+    return msgspec.structs.replace(STACK, engine=msgspec.structs.replace(ENGINE, **(engine or {})), **fields)
 
 
 COMMENTED_KEY = re.compile(r"[a-z][A-Za-z]*: \S+")
@@ -131,7 +131,7 @@ def test_a_docker_host_with_gpus_left_over_names_the_ones_the_container_gets() -
     assert section(two_copies, "hardware")[-2] == (
         "    # The container gets GPUs 0-3; the other 2 stay free (TP must split the heads evenly).")
     # on Kubernetes the pod asks for its GPUs; no device ids
-    assert "deviceIds" not in stack_text(dataclasses.replace(six, target="kubernetes"))
+    assert "deviceIds" not in stack_text(msgspec.structs.replace(six, target="kubernetes"))
 
 
 # --- image and model ------------------------------------------------------------------------------
