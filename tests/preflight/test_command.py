@@ -130,3 +130,12 @@ class _FakeConfig:
     class cache_config:  # noqa: N801
         cache_dtype = "auto"
         block_size = 16
+
+
+def test_the_fix_line_names_where_a_docker_host_keeps_the_weights() -> None:
+    # a directory on the host (model.hostPath), or a named Docker volume (model.volumeName): the fix
+    # line of a failed `weights` check tells the user which one to fill, by its key
+    assert docker_weights_source(make_spec("v100")) == (
+        "the Docker host's directory /u02/models/Qwen3.5-27B (vllm-serving:model.hostPath)")
+    volume = make_spec("v100", model={"hostPath": None, "volumeName": "qwen-weights"})
+    assert docker_weights_source(volume) == "the Docker volume qwen-weights (vllm-serving:model.volumeName)"
