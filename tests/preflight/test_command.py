@@ -74,6 +74,14 @@ def test_the_flag_keys_are_the_flag_table_and_extra_args() -> None:
     assert {f.flag for f in FLAGS} <= set(keys)
 
 
+def test_an_extra_flag_whose_value_holds_an_equals_sign_is_named_by_its_flag() -> None:
+    # vLLM's `--lora-modules name=path` (vllm/entrypoints/openai/cli_args.py LoRAParserAction, "Old
+    # format: name=path"): vLLM's refusal names `--lora-modules`, which engine.extraArgs sets
+    keys = flag_keys(make_spec("v100", engine={"extraArgs": ["--enable-lora", "--lora-modules=sql=/loras/sql"]}))
+    assert keys["--lora-modules"] == keys["--enable-lora"] == "vllm-serving:engine.extraArgs"
+    assert not any(flag.startswith("--lora-modules=") for flag in keys)
+
+
 def test_a_cpu_target_runs_no_gpu_check() -> None:
     spec = make_spec("v100")
     hardware = spec.settings.hardware.model_copy(update={"device": "cpu"})
