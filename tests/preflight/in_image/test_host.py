@@ -85,6 +85,7 @@ def test_no_curl_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     ((8, 6), ["sm_80"], True),  # same major, higher minor
     ((8, 0), ["sm_86"], False),  # a cubin never runs below its minor
     ((9, 0), ["sm_80", "compute_80"], True),  # PTX compiled by the driver for a newer GPU
+    ((7, 0), ["sm_80", "compute_70"], True),  # ... and for the GPU it was written for
     ((8, 9), ["sm_90a"], False),  # architecture-specific: that GPU only
     ((9, 0), ["sm_90a"], True),
     ((10, 3), ["sm_100f"], True),  # family-portable within 10.x

@@ -69,6 +69,9 @@ def test_memory_another_process_holds_fails_with_who_holds_it(monkeypatch: pytes
     assert lines[0] == ("FAIL  memory  1 of 8 GPU(s) will have less free memory than 0.8 x total "
                         "(--gpu-memory-utilization): vLLM would refuse to start; the highest utilization that "
                         "would start is 0.34")
+    # laid out under the message: "FAIL  " (6) + "memory" (6) + 2 spaces, the fix under the status
+    assert all(line[:14] == " " * 14 and line[14] != " " for line in lines[1:-2])
+    assert lines[-2].startswith(" " * 6 + "fix: ")
     details = [line.strip() for line in lines[1:-2]]
     assert details[3] == "GPU 3: 11.00/32.00 GiB free, 25.60 GiB needed (short)"
     assert details[5] == "GPU 5: 26.00/32.00 GiB free, 25.60 GiB needed"
