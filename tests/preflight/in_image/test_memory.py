@@ -89,6 +89,10 @@ def test_the_comparison_is_vllms_to_the_byte(monkeypatch: pytest.MonkeyPatch, ut
     argv = ("--gpu-memory-utilization", str(utilization))
     _fake_torch(monkeypatch, [needed])
     assert run(parse(["--backend", "kubernetes", "memory", "--", *argv]))[0]
+    # on Docker too: exactly enough is no shortage to look into (no process list here to ask for)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    ok, lines = run(parse(["--backend", "docker", "memory", "--", *argv]))
+    assert ok and lines[0].startswith("ok    memory  1 GPU(s) have"), lines
     _fake_torch(monkeypatch, [needed - 1])
     assert not run(parse(["--backend", "kubernetes", "memory", "--", *argv]))[0]
 
