@@ -142,12 +142,19 @@ def test_an_unknown_utilization_is_not_run(monkeypatch: pytest.MonkeyPatch) -> N
     assert ok and lines[0].startswith("skip  memory  not run: the utilization vLLM will use is unknown")
 
 
-def test_an_integrated_gpu_counts_the_systems_available_memory(monkeypatch: pytest.MonkeyPatch) -> None:
-    # vllm/utils/mem_utils.py: Orin, Thor, Spark share system memory; cudaMemGetInfo under-reports it
-    _fake_torch(monkeypatch, [1 * GIB], capability=(12, 1))
+@pytest.mark.parametrize(("capability", "integrated"), [
+    ((8, 7), True), ((11, 0), True), ((12, 1), True),  # Orin, Thor, Spark
+    ((8, 6), False), ((12, 0), False), ((11, 1), False),  # discrete GPUs beside them keep their own memory
+])
+def test_an_integrated_gpu_counts_the_systems_available_memory(monkeypatch: pytest.MonkeyPatch,
+                                                               capability: tuple[int, int], integrated: bool) -> None:
+    # vllm/utils/mem_utils.py MemorySnapshot.measure: `shared_sysmem_device_mem_sms = ((8, 7), (11, 0),
+    # (12, 1))  # Orin, Thor, Spark`; cudaMemGetInfo under-reports their shared system memory
+    _fake_torch(monkeypatch, [1 * GIB], capability=capability)
     monkeypatch.setattr(memory, "_available_system_memory", lambda: 30 * GIB)
     ok, lines = run(parse(["--backend", "kubernetes", "memory", "--", "--gpu-memory-utilization", "0.9"]))
-    assert ok and "GPU 0 30.00/32.00 GiB" in lines[0]
+    assert ok is integrated
+    assert ("GPU 0 30.00/32.00 GiB" in lines[0]) is integrated
 
 
 def test_processes_are_listed_without_nvidia_smi_through_pynvml(monkeypatch: pytest.MonkeyPatch) -> None:
