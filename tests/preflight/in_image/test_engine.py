@@ -157,12 +157,16 @@ def test_an_image_without_vllm_fails(model: Path) -> None:
 
 def test_a_vllm_that_crashes_is_a_failure_with_its_last_words(tmp_path: Path, model: Path) -> None:
     (tmp_path / "vllm").mkdir()
-    (tmp_path / "vllm" / "__init__.py").write_text("import os\nprint('Fatal Python error: Segmentation fault')\n"
+    (tmp_path / "vllm" / "__init__.py").write_text("import os\nfor i in range(12): print(f'loading {i}')\n"
+                                                   "print('Fatal Python error: Segmentation fault')\n"
                                                    "os._exit(139)\n")
     code, lines = _engine(tmp_path, ["--model", str(model)])
     assert code == 1
     assert lines[0] == "FAIL  engine  vLLM's own checks ended without a result (exit code 139)"
-    assert lines[1].strip() == "| Fatal Python error: Segmentation fault"
+    # its last 8 lines, the crash last
+    assert [line.strip() for line in lines[1:9]] == [*(f"| loading {i}" for i in range(5, 12)),
+                                                     "| Fatal Python error: Segmentation fault"]
+    assert lines[9].strip().startswith("fix: ")
 
 
 def test_a_hung_vllm_is_stopped_at_the_budget_with_what_it_started(tmp_path: Path, model: Path,

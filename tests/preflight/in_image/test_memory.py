@@ -234,3 +234,12 @@ def test_nvidia_smi_rows_become_processes() -> None:
     rows = "GPU-AB, 12, python3, 2048\nGPU-cd, 13, a, b, [N/A]\nNo running processes found\n"
     assert [(p.gpu_uuid, p.pid, p.name, p.used) for p in from_nvidia_smi(rows)] == [
         ("ab", 12, "python3", 2 * GIB), ("cd", 13, "a, b", None)]
+
+
+@pytest.mark.parametrize(("used", "taken"), [(13_743_895_348, True), (13_743_895_347, False), (12_369_505_813, False)])
+def test_a_process_is_taken_for_the_server_being_replaced_from_half_what_the_new_one_asks(used: int,
+                                                                                        taken: bool) -> None:
+    # 0.8 x 32 GiB = 27,487,790,694.4 -> vLLM asks ceil = 27,487,790,695 bytes; half of it is
+    # 13,743,895,347.5: a process holding at least that is taken for the outgoing server, 45% is not
+    [gpu] = memory.with_released([GpuMemory(0, UUIDS[0], 1 * GIB, TOTAL)], [GpuProcess(UUIDS[0], 42, "", used)], 0.8)
+    assert bool(gpu.released) is taken

@@ -55,7 +55,9 @@ def _raised(cause: BaseException) -> BaseException:
 
 
 @pytest.mark.parametrize("cause", [GatedRepoError("401 Client Error: access to model org/draft is restricted"),
-                                   HfHubHTTPError("401 Client Error: Unauthorized", 401)])
+                                   HfHubHTTPError("401 Client Error: Unauthorized", 401),
+                                   # a gated repository whose terms the (absent) token's user has not accepted
+                                   HfHubHTTPError("403 Client Error: Forbidden", 403)])
 def test_the_hub_refusing_the_token_less_preflight_is_not_vllms_refusal(cause: BaseException,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HF_TOKEN", raising=False)
