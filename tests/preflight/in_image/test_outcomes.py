@@ -110,3 +110,14 @@ def test_the_result_fits_the_pipe_it_is_read_from(monkeypatch: pytest.MonkeyPatc
     # document fits a pipe's default capacity, 65,536 bytes on Linux (pipe(7)), whatever vLLM says
     document = json.dumps(_refusing(monkeypatch, *["x" * 100_000] * 5))
     assert len(document.encode()) < 65_536
+
+
+@pytest.mark.parametrize(("extensible", "skips"), [(True, True), (False, False), (None, False), ("absent", False)])
+def test_only_an_extensible_kv_cache_that_is_on_skips_the_start_up_test(extensible: object, skips: bool) -> None:
+    # v0.34 config/cache.py: `enable_extensible_kv_cache: bool = Field(default=None)`, None until settled,
+    # False where it falls back to the profiled estimate; releases before v0.34 have no such field
+    cache = types.SimpleNamespace(gpu_memory_utilization=0.9, cache_dtype="auto")
+    if extensible != "absent":
+        cache.enable_extensible_kv_cache = extensible
+    config = types.SimpleNamespace(cache_config=cache, model_config=types.SimpleNamespace(max_model_len=8192))
+    assert vllm_calls.facts(config)["extensible_kv_cache"] is skips
