@@ -5,7 +5,9 @@ function, the KV figures of several engines or of none. Expected text written by
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -13,6 +15,7 @@ import pytest
 
 from tests.smoke.test_checks import EXPECTED, PLANNED
 from tests.stack_builders import make_spec
+from vllm_serving.smoke import checks
 from vllm_serving.smoke.checks import CheckResult, run_checks
 from vllm_serving.smoke.expectations import expectations_from_spec
 from vllm_serving.smoke.kv_cache_check import kv_cache_detail
@@ -114,3 +117,20 @@ def test_cache_figures_without_labels_say_none_came() -> None:
     with pytest.raises(CheckFailed, match=r"^vllm:cache_config_info has no num_gpu_blocks and block_size "
                                           r"\(labels: none\)$"):
         kv_cache_detail("vllm:cache_config_info{} 1.0\n", PLANNED)
+
+
+def test_the_overall_deadline_leaves_each_check_its_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    # without --deadline: every check that applies may send as many requests as the tool-call check
+    # sends (2: the call and the tool's answer), each within --timeout: 8 checks x 2 x 5 s = 80 s
+    budgets: list[float] = []
+
+    class Recording(checks.Probe):
+        def __init__(self, base_url: str, api_key: str | None, timeout: float, deadline: float,
+                     transport: httpx.BaseTransport | None = None) -> None:
+            budgets.append(deadline - time.monotonic())
+            super().__init__(base_url, api_key, timeout, deadline, transport)
+
+    monkeypatch.setattr(checks, "Probe", Recording)
+    run_checks("http://127.0.0.1:9/v1", replace(EXPECTED, api_key=True), api_key=None, timeout=5,
+               transport=httpx.MockTransport(lambda _: httpx.Response(503)))
+    assert budgets and 79 < budgets[0] <= 80
