@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from tests.smoke.conftest import StartServer
 from tests.smoke.test_checks import EXPECTED
 from vllm_serving.smoke.checks import CheckResult, run_checks
 
@@ -86,3 +87,10 @@ def test_a_model_that_answers_in_words_is_shown_with_what_it_said() -> None:
     assert result.detail == ("no tool_calls with tool_choice=auto: check engine.toolCallParser; content was "
                              "'<tool_call>{\"name\": \"get_weather\", "
                              "\"arguments\": {\"city\": \"Paris\"}}</tool_call>'")
+
+
+def test_the_tool_offered_asks_for_the_city_the_question_names(start_server: StartServer) -> None:
+    # the stand-in answers as a model that fills the tool's required parameters (tests/docker_engine/
+    # standin/server.py `_tool_call`): the row shows the call with the city it was asked about
+    results = run_checks(start_server(), EXPECTED, api_key=None, timeout=5)
+    assert next(r for r in results if r.name == "tool-call").detail == 'get_weather({"city": "Paris"}) and back'
