@@ -147,3 +147,12 @@ def test_the_fix_line_names_where_a_docker_host_keeps_the_weights() -> None:
         "the Docker host's directory /u02/models/Qwen3.5-27B (vllm-serving:model.hostPath)")
     volume = make_spec("v100", model={"hostPath": None, "volumeName": "qwen-weights"})
     assert docker_weights_source(volume) == "the Docker volume qwen-weights (vllm-serving:model.volumeName)"
+
+
+def test_a_kubernetes_init_container_runs_every_check_but_curl() -> None:
+    # the old pod is gone when the init container runs, so memory is checked as it will be at start;
+    # Kubernetes probes are httpGet (render/kubernetes), so the image needs no curl
+    command = preflight_command(make_spec("a100-k8s"), "kubernetes", "the PVC")
+    assert command is not None
+    assert command.checks == ("runtime", "gpus", "arch", "weights", "engine", "memory")
+    assert script.parse(list(command.args)).checks == list(command.checks)
