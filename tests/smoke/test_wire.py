@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.smoke.conftest import StartServer
 from tests.smoke.test_checks import EXPECTED, PLANNED
 from tests.stack_builders import make_spec
 from vllm_serving.smoke import checks
@@ -134,3 +135,11 @@ def test_the_overall_deadline_leaves_each_check_its_requests(monkeypatch: pytest
     run_checks("http://127.0.0.1:9/v1", replace(EXPECTED, api_key=True), api_key=None, timeout=5,
                transport=httpx.MockTransport(lambda _: httpx.Response(503)))
     assert budgets and 79 < budgets[0] <= 80
+
+
+def test_a_cpu_target_skips_the_kv_cache_check_saying_why(start_server: StartServer) -> None:
+    # a CPU target has no plan of GPU blocks (Expectations.kv_cache None): nothing to set beside vLLM's
+    results = {r.name: r for r in run_checks(start_server(), replace(EXPECTED, kv_cache=None), api_key=None,
+                                             timeout=5)}
+    assert results["kv-cache"].skipped and results["kv-cache"].ok
+    assert "VLLM_CPU_KVCACHE_SPACE" in results["kv-cache"].detail
