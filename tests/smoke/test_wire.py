@@ -143,3 +143,14 @@ def test_a_cpu_target_skips_the_kv_cache_check_saying_why(start_server: StartSer
                                              timeout=5)}
     assert results["kv-cache"].skipped and results["kv-cache"].ok
     assert "VLLM_CPU_KVCACHE_SPACE" in results["kv-cache"].detail
+
+
+def test_a_skipped_check_names_the_keys_that_would_enable_it(start_server: StartServer) -> None:
+    # auto tool choice needs both settings (vLLM refuses tool_choice=auto without them); an api-key check
+    # needs the apiKey secret
+    results = {r.name: r for r in run_checks(start_server(auto_tools=False), replace(EXPECTED, tool_calling=False),
+                                             api_key=None, timeout=5)}
+    assert results["tool-call"].skipped and results["api-key"].skipped
+    assert "engine.enableAutoToolChoice" in results["tool-call"].detail
+    assert "engine.toolCallParser" in results["tool-call"].detail
+    assert "apiKey" in results["api-key"].detail
