@@ -154,3 +154,15 @@ def test_a_skipped_check_names_the_keys_that_would_enable_it(start_server: Start
     assert "engine.enableAutoToolChoice" in results["tool-call"].detail
     assert "engine.toolCallParser" in results["tool-call"].detail
     assert "apiKey" in results["api-key"].detail
+
+
+def test_a_proxy_in_the_environment_is_not_used(start_server: StartServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a CI runner's HTTP(S)_PROXY would send requests for an internal host to the proxy (here: nothing
+    # listens there); the smoke test talks to the server directly
+    url = start_server()
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    results = run_checks(url, EXPECTED, api_key=None, timeout=5)
+    assert [r.name for r in results if not r.ok] == []
