@@ -166,3 +166,9 @@ def test_a_proxy_in_the_environment_is_not_used(start_server: StartServer, monke
     monkeypatch.delenv("no_proxy", raising=False)
     results = run_checks(url, EXPECTED, api_key=None, timeout=5)
     assert [r.name for r in results if not r.ok] == []
+
+
+def test_exactly_min_concurrency_requests_is_enough() -> None:
+    # 4,096 blocks / 512 a request = 8.00 requests at once: capacity.minConcurrency 8 is met
+    detail = kv_cache_detail(INFO.format(engine="0", blocks=4096), replace(PLANNED, min_concurrency=8))
+    assert detail.startswith("4,096 blocks x 16 = 65,536 tokens, 8.00 requests of 8,192 at once")
