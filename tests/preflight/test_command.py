@@ -74,6 +74,14 @@ def test_the_flag_keys_are_the_flag_table_and_extra_args() -> None:
     assert {f.flag for f in FLAGS} <= set(keys)
 
 
+def test_an_extra_flag_whose_value_holds_an_equals_sign_is_named_by_its_flag() -> None:
+    # vLLM's `--lora-modules name=path` (vllm/entrypoints/openai/cli_args.py LoRAParserAction, "Old
+    # format: name=path"): vLLM's refusal names `--lora-modules`, which engine.extraArgs sets
+    keys = flag_keys(make_spec("v100", engine={"extraArgs": ["--enable-lora", "--lora-modules=sql=/loras/sql"]}))
+    assert keys["--lora-modules"] == keys["--enable-lora"] == "vllm-serving:engine.extraArgs"
+    assert not any(flag.startswith("--lora-modules=") for flag in keys)
+
+
 def test_a_cpu_target_runs_no_gpu_check() -> None:
     spec = make_spec("v100")
     hardware = spec.settings.hardware.model_copy(update={"device": "cpu"})
@@ -130,3 +138,21 @@ class _FakeConfig:
     class cache_config:  # noqa: N801
         cache_dtype = "auto"
         block_size = 16
+
+
+def test_the_fix_line_names_where_a_docker_host_keeps_the_weights() -> None:
+    # a directory on the host (model.hostPath), or a named Docker volume (model.volumeName): the fix
+    # line of a failed `weights` check tells the user which one to fill, by its key
+    assert docker_weights_source(make_spec("v100")) == (
+        "the Docker host's directory /u02/models/Qwen3.5-27B (vllm-serving:model.hostPath)")
+    volume = make_spec("v100", model={"hostPath": None, "volumeName": "qwen-weights"})
+    assert docker_weights_source(volume) == "the Docker volume qwen-weights (vllm-serving:model.volumeName)"
+
+
+def test_a_kubernetes_init_container_runs_every_check_but_curl() -> None:
+    # the old pod is gone when the init container runs, so memory is checked as it will be at start;
+    # Kubernetes probes are httpGet (render/kubernetes), so the image needs no curl
+    command = preflight_command(make_spec("a100-k8s"), "kubernetes", "the PVC")
+    assert command is not None
+    assert command.checks == ("runtime", "gpus", "arch", "weights", "engine", "memory")
+    assert script.parse(list(command.args)).checks == list(command.checks)

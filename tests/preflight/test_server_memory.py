@@ -82,3 +82,62 @@ def test_without_readings_the_verdict_is_the_containers(monkeypatch: pytest.Monk
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     verdict = _preflight(monkeypatch, capsys, [31 * GIB] * 2, [], "0.8")  # nothing short: nothing to attribute
     assert verdict.readings is None and attributed(verdict, frozenset()) == verdict
+
+
+# The container's report of a Docker host where GPU 0 (32 GiB) has 10 GiB free: the running server's
+# worker (host pid 200) holds 20 GiB, a notebook (pid 777) 4 GiB; the new server asks 0.9 x 32 =
+# 28.8 GiB. Written as in_image/main.py `run` lays it out (check names padded to `weights`, 7).
+READINGS_LINE = ('memory readings: {"utilization": 0.9, "source": "--gpu-memory-utilization", '
+                 f'"gpus": [[0, "{UUIDS[0]}", {10 * GIB}, {TOTAL}]], '
+                 f'"processes": [["{UUIDS[0]}", 200, "", {20 * GIB}], ["{UUIDS[0]}", 777, "", {4 * GIB}]]}}')
+
+
+def _container_report(curl: str, failed: str) -> str:
+    return "\n".join([
+        "ok    weights  config.json (Qwen3_5ForConditionalGeneration), 11 weight files, 50.1 GiB",
+        "skip  engine   not run: vLLM v0.19.1: no step could run",
+        READINGS_LINE,
+        "FAIL  memory   (the container's own judgement, replaced)",
+        "               GPU 0: 10.00/32.00 GiB free, 28.80 GiB needed (short)",
+        "      fix: (the container's)",
+        curl,
+        f"preflight: FAILED ({failed})",
+    ])
+
+
+@pytest.mark.parametrize(("curl", "verdict"), [
+    ("ok    curl     /usr/bin/curl", "preflight: passed (4 checks, not run: engine)"),
+    ("FAIL  curl     no curl on the image's PATH: the healthcheck would never pass\n"
+     "      fix: use an image with curl", "preflight: FAILED (curl)"),
+])
+def test_the_memory_line_is_replaced_in_place_among_the_other_checks(curl: str, verdict: str) -> None:
+    container = read_verdict(1, _container_report(curl, "memory" + ", curl" * ("FAIL" in curl)))
+    exact = attributed(container, frozenset({200}))
+    # 10 + 20 = 30.00 GiB free at start >= 28.8: memory passes; the other checks' lines stay as they were
+    assert exact.report == (
+        "ok    weights  config.json (Qwen3_5ForConditionalGeneration), 11 weight files, 50.1 GiB",
+        "skip  engine   not run: vLLM v0.19.1: no step could run",
+        "ok    memory   1 GPU(s) have 0.9 x total free (--gpu-memory-utilization), once the server being "
+        "replaced stops on 1; least free at start: GPU 0 30.00/32.00 GiB",
+        *curl.splitlines(),
+        verdict,
+    )
+    assert exact.passed is verdict.startswith("preflight: passed")
+
+
+def test_a_memory_failure_keeps_the_columns_of_the_checks_around_it() -> None:
+    container = read_verdict(1, _container_report("ok    curl     /usr/bin/curl", "memory"))
+    exact = attributed(container, frozenset({4242}))  # the server being replaced is none of these
+    # nothing released: 10.00 GiB free; floor(10/32 x 100) = 31 hundredths, ceil(0.31 x 32 GiB) = 9.92 GiB
+    assert not exact.passed
+    assert exact.report[2:7] == (
+        "FAIL  memory   1 of 1 GPU(s) will have less free memory than 0.9 x total (--gpu-memory-utilization): "
+        "vLLM would refuse to start; the highest utilization that would start is 0.31",
+        "               GPU 0: 10.00/32.00 GiB free, 28.80 GiB needed (short)",
+        "               held by pid 200 (not visible from this container) on GPU 0: 20.00 GiB",
+        "               held by pid 777 (not visible from this container) on GPU 0: 4.00 GiB",
+        "      fix: stop what holds the memory (nvidia-smi on the host names it), or lower "
+        "vllm-serving:engine.gpuMemoryUtilization to 0.31 or less (less room for the KV cache: "
+        "`vllm-stack capacity` shows what that leaves)",
+    )
+    assert exact.report[7:] == ("ok    curl     /usr/bin/curl", "preflight: FAILED (memory)")

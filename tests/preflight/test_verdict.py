@@ -39,3 +39,11 @@ def test_output_without_a_verdict_shows_its_tail() -> None:
     output = "\n".join(f"line {i}" for i in range(100)) + "\nexec: python3: not found\n"
     verdict = read_verdict(127, output)
     assert not verdict.passed and verdict.report[-1] == "exec: python3: not found" and len(verdict.report) == 40
+
+
+@pytest.mark.parametrize("output", [None, "", "\n  \n"])
+def test_a_preflight_that_printed_nothing_says_so(output: str | None) -> None:
+    # e.g. the container was killed before python3 started: the message must not end at a bare colon
+    verdict = read_verdict(137, output)
+    assert not verdict.passed and verdict.report == ("(no output)",)
+    assert "  (no output)" in failure_message("on the Docker host", verdict, 137, "pulumi up").splitlines()

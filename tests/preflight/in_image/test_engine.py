@@ -157,12 +157,16 @@ def test_an_image_without_vllm_fails(model: Path) -> None:
 
 def test_a_vllm_that_crashes_is_a_failure_with_its_last_words(tmp_path: Path, model: Path) -> None:
     (tmp_path / "vllm").mkdir()
-    (tmp_path / "vllm" / "__init__.py").write_text("import os\nprint('Fatal Python error: Segmentation fault')\n"
+    (tmp_path / "vllm" / "__init__.py").write_text("import os\nfor i in range(12): print(f'loading {i}')\n"
+                                                   "print('Fatal Python error: Segmentation fault')\n"
                                                    "os._exit(139)\n")
     code, lines = _engine(tmp_path, ["--model", str(model)])
     assert code == 1
     assert lines[0] == "FAIL  engine  vLLM's own checks ended without a result (exit code 139)"
-    assert lines[1].strip() == "| Fatal Python error: Segmentation fault"
+    # its last 8 lines, the crash last
+    assert [line.strip() for line in lines[1:9]] == [*(f"| loading {i}" for i in range(5, 12)),
+                                                     "| Fatal Python error: Segmentation fault"]
+    assert lines[9].strip().startswith("fix: ")
 
 
 def test_a_hung_vllm_is_stopped_at_the_budget_with_what_it_started(tmp_path: Path, model: Path,
@@ -198,3 +202,16 @@ def test_every_recorded_entry_point_is_also_a_candidate() -> None:
 def test_no_argv_is_a_failure_not_a_pass() -> None:
     with pytest.raises(CheckFailed, match="no server argv was given"):
         engine.check_engine(argparse.Namespace(serve_argv=None))
+
+
+@pytest.mark.usefixtures("vllm_here")
+def test_an_attention_refusal_shows_what_the_check_asked_for(model: Path) -> None:
+    # the check's reading of the model's layers sits beside vLLM's words, so a wrong reading shows:
+    # Qwen3.5-27B's head_dim 256 (tests/preflight/program.py CONFIG), the torch dtype of --dtype float16,
+    # the KV cache dtype asked for, no MLA
+    argv = ["--model", str(model), "--max-model-len", "8192", "--dtype", "float16",
+            "--attention-backend", "FLASH_ATTN", "--kv-cache-dtype", "fp8"]
+    ok, lines = run(parse(["--vllm-entry-points", _recorded_entry_points(), "engine", "--", *argv]))
+    assert not ok
+    assert lines[0].endswith("(asked for the model's attention layers: head_size=256, dtype=torch.float16, "
+                             "kv_cache_dtype=fp8, use_mla=False)")

@@ -68,6 +68,39 @@ def test_a_damaged_model_fails_saying_what_is_wrong(tmp_path: Path, damage: Any,
     assert found in str(failed.value)
 
 
+def _bin_model(path: Path, shards: int = 2) -> Path:
+    """An older Hugging Face checkpoint: pickled `pytorch_model-*.bin` shards and their index."""
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(json.dumps(CONFIG))
+    names = [f"pytorch_model-{i:05d}-of-{shards:05d}.bin" for i in range(1, shards + 1)]
+    for name in names:
+        (path / name).write_bytes(b"\0" * 1024)
+    (path / "pytorch_model.bin.index.json").write_text(json.dumps({"weight_map": {"lm_head.weight": names[-1],
+                                                                                   "embed.weight": names[0]}}))
+    return path
+
+
+def test_bin_and_pt_checkpoints_are_weights_as_vllm_loads_them(tmp_path: Path) -> None:
+    # vLLM's default loader takes *.safetensors and *.bin ("hf"), and *.pt (load_format pt, or its
+    # fall-back): vllm/model_executor/model_loader/default_loader.py `_prepare_weights`
+    found = host.check_weights(script.parse(["--weights", str(_bin_model(tmp_path / "bin")), "weights"]))
+    assert found.startswith("config.json (Qwen3_5ForConditionalGeneration), 2 weight files")
+    pt = tmp_path / "pt"
+    pt.mkdir()
+    (pt / "config.json").write_text(json.dumps(CONFIG))
+    (pt / "model.pt").write_bytes(b"\0" * 1024)
+    assert "1 weight files" in host.check_weights(script.parse(["--weights", str(pt), "weights"]))
+
+
+def test_a_bin_shard_its_index_lists_is_missing(tmp_path: Path) -> None:
+    path = _bin_model(tmp_path / "bin")
+    (path / "pytorch_model-00002-of-00002.bin").unlink()
+    with pytest.raises(host.CheckFailed) as failed:
+        host.check_weights(script.parse(["--weights", str(path), "weights"]))
+    assert str(failed.value) == ("1 of 2 shards pytorch_model.bin.index.json lists are missing: "
+                                 "pytorch_model-00002-of-00002.bin")
+
+
 def test_a_missing_weights_dir_fails(tmp_path: Path) -> None:
     with pytest.raises(host.CheckFailed, match="is not a directory in the container"):
         host.check_weights(script.parse(["--weights", str(tmp_path / "absent"), "weights"]))
@@ -85,8 +118,10 @@ def test_no_curl_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     ((8, 6), ["sm_80"], True),  # same major, higher minor
     ((8, 0), ["sm_86"], False),  # a cubin never runs below its minor
     ((9, 0), ["sm_80", "compute_80"], True),  # PTX compiled by the driver for a newer GPU
+    ((7, 0), ["sm_80", "compute_70"], True),  # ... and for the GPU it was written for
     ((8, 9), ["sm_90a"], False),  # architecture-specific: that GPU only
     ((9, 0), ["sm_90a"], True),
+    ((10, 3), ["sm_100a"], False),  # ... not even a later GPU of its family (B300 needs sm_103a)
     ((10, 3), ["sm_100f"], True),  # family-portable within 10.x
     ((12, 0), ["sm_100", "sm_90"], False),  # a new major needs its own cubin or PTX
     ((12, 0), ["sm_90", "compute_100"], True),

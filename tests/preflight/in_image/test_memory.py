@@ -69,6 +69,9 @@ def test_memory_another_process_holds_fails_with_who_holds_it(monkeypatch: pytes
     assert lines[0] == ("FAIL  memory  1 of 8 GPU(s) will have less free memory than 0.8 x total "
                         "(--gpu-memory-utilization): vLLM would refuse to start; the highest utilization that "
                         "would start is 0.34")
+    # laid out under the message: "FAIL  " (6) + "memory" (6) + 2 spaces, the fix under the status
+    assert all(line[:14] == " " * 14 and line[14] != " " for line in lines[1:-2])
+    assert lines[-2].startswith(" " * 6 + "fix: ")
     details = [line.strip() for line in lines[1:-2]]
     assert details[3] == "GPU 3: 11.00/32.00 GiB free, 25.60 GiB needed (short)"
     assert details[5] == "GPU 5: 26.00/32.00 GiB free, 25.60 GiB needed"
@@ -86,6 +89,10 @@ def test_the_comparison_is_vllms_to_the_byte(monkeypatch: pytest.MonkeyPatch, ut
     argv = ("--gpu-memory-utilization", str(utilization))
     _fake_torch(monkeypatch, [needed])
     assert run(parse(["--backend", "kubernetes", "memory", "--", *argv]))[0]
+    # on Docker too: exactly enough is no shortage to look into (no process list here to ask for)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    ok, lines = run(parse(["--backend", "docker", "memory", "--", *argv]))
+    assert ok and lines[0].startswith("ok    memory  1 GPU(s) have"), lines
     _fake_torch(monkeypatch, [needed - 1])
     assert not run(parse(["--backend", "kubernetes", "memory", "--", *argv]))[0]
 
@@ -135,12 +142,19 @@ def test_an_unknown_utilization_is_not_run(monkeypatch: pytest.MonkeyPatch) -> N
     assert ok and lines[0].startswith("skip  memory  not run: the utilization vLLM will use is unknown")
 
 
-def test_an_integrated_gpu_counts_the_systems_available_memory(monkeypatch: pytest.MonkeyPatch) -> None:
-    # vllm/utils/mem_utils.py: Orin, Thor, Spark share system memory; cudaMemGetInfo under-reports it
-    _fake_torch(monkeypatch, [1 * GIB], capability=(12, 1))
+@pytest.mark.parametrize(("capability", "integrated"), [
+    ((8, 7), True), ((11, 0), True), ((12, 1), True),  # Orin, Thor, Spark
+    ((8, 6), False), ((12, 0), False), ((11, 1), False),  # discrete GPUs beside them keep their own memory
+])
+def test_an_integrated_gpu_counts_the_systems_available_memory(monkeypatch: pytest.MonkeyPatch,
+                                                               capability: tuple[int, int], integrated: bool) -> None:
+    # vllm/utils/mem_utils.py MemorySnapshot.measure: `shared_sysmem_device_mem_sms = ((8, 7), (11, 0),
+    # (12, 1))  # Orin, Thor, Spark`; cudaMemGetInfo under-reports their shared system memory
+    _fake_torch(monkeypatch, [1 * GIB], capability=capability)
     monkeypatch.setattr(memory, "_available_system_memory", lambda: 30 * GIB)
     ok, lines = run(parse(["--backend", "kubernetes", "memory", "--", "--gpu-memory-utilization", "0.9"]))
-    assert ok and "GPU 0 30.00/32.00 GiB" in lines[0]
+    assert ok is integrated
+    assert ("GPU 0 30.00/32.00 GiB" in lines[0]) is integrated
 
 
 def test_processes_are_listed_without_nvidia_smi_through_pynvml(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -220,3 +234,12 @@ def test_nvidia_smi_rows_become_processes() -> None:
     rows = "GPU-AB, 12, python3, 2048\nGPU-cd, 13, a, b, [N/A]\nNo running processes found\n"
     assert [(p.gpu_uuid, p.pid, p.name, p.used) for p in from_nvidia_smi(rows)] == [
         ("ab", 12, "python3", 2 * GIB), ("cd", 13, "a, b", None)]
+
+
+@pytest.mark.parametrize(("used", "taken"), [(13_743_895_348, True), (13_743_895_347, False), (12_369_505_813, False)])
+def test_a_process_is_taken_for_the_server_being_replaced_from_half_what_the_new_one_asks(used: int,
+                                                                                        taken: bool) -> None:
+    # 0.8 x 32 GiB = 27,487,790,694.4 -> vLLM asks ceil = 27,487,790,695 bytes; half of it is
+    # 13,743,895,347.5: a process holding at least that is taken for the outgoing server, 45% is not
+    [gpu] = memory.with_released([GpuMemory(0, UUIDS[0], 1 * GIB, TOTAL)], [GpuProcess(UUIDS[0], 42, "", used)], 0.8)
+    assert bool(gpu.released) is taken

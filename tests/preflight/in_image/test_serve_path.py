@@ -7,12 +7,16 @@ that fails to import is the image's fault, an error in the check's own code is n
 from __future__ import annotations
 
 import json
+import types
 from pathlib import Path
+
+import pytest
 
 from tests.preflight.fake_site import fake_site
 from tests.preflight.program import run_program
 from tests.stack_builders import make_spec
 from vllm_serving.preflight.command import flag_keys
+from vllm_serving.preflight.in_image import launcher
 
 KEYS = json.dumps(flag_keys(make_spec("v100")))
 
@@ -141,3 +145,12 @@ def test_the_logging_config_vllm_serve_applies_after_parsing_is_applied(tmp_path
            "'/nonexistent/logging.json'" in lines[0]
     code, lines = _engine(site, ["--model", str(model)])  # no file named: nothing to refuse
     assert code == 0, lines
+
+
+@pytest.mark.parametrize(("headless_flag", "count", "serves_no_api"), [
+    (False, 0, True), (False, 1, False), (False, 2, False), (True, 1, True), (False, None, False)])
+def test_where_cmd_is_not_followed_headless_is_read_as_vllm_serve_reads_it(headless_flag: bool, count: int | None,
+                                                                           serves_no_api: bool) -> None:
+    # vllm/entrypoints/cli/serve.py (v0.10.2): `if args.headless or args.api_server_count < 1: run_headless`
+    args = types.SimpleNamespace(headless=headless_flag, api_server_count=count)
+    assert launcher.headless({"args": args}) is serves_no_api

@@ -28,6 +28,8 @@ KEYS = flag_keys(make_spec("v100", engine={"extraArgs": ["--limit-mm-per-prompt.
     ("Bfloat16 is only supported on GPUs with compute capability of at least 8.0. You can use float16 instead "
      "by explicitly setting the `dtype` flag in CLI, for example: --dtype=half.", ["engine.dtype"]),
     ("the model's dtype and the model config", []),
+    # a field in words at the start of a sentence (model_executor/models/qwen3_moe.py)
+    ("Tensor parallel size 16 is greater than the number of experts 8.", ["engine.tensorParallelSize"]),
     ("--no-enable-prefix-caching is not supported with this model", ["engine.enablePrefixCaching"]),
     # a flag of engine.extraArgs, written with underscores
     ("--enforce_eager cannot be combined with ...", ["engine.extraArgs"]),
