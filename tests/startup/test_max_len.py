@@ -6,7 +6,7 @@ from __future__ import annotations
 from tests.engine.schema_1 import schema_1_release
 from vllm_serving.catalog.models import MODELS, RopeScaling
 from vllm_serving.engine.release_registry import load
-from vllm_serving.startup.max_len import derived_max_model_len, hf_overrides
+from vllm_serving.startup.max_len import DerivedLength, derived_max_model_len, hf_overrides
 
 V0_19 = load("0.19.1")
 V0_34 = load("0.34.0")
@@ -49,3 +49,34 @@ def test_a_multimodal_models_language_model_takes_only_text_config_overrides() -
 
 def test_a_registry_without_the_derivation_decides_nothing() -> None:
     assert derived_max_model_len(QWEN3, schema_1_release()) is None
+
+
+def test_a_yarn_override_under_rope_scaling_with_type_is_read_as_rope_type() -> None:
+    # the HF spelling `rope_scaling: {type: yarn}` (vLLM's patch_rope_parameters renames it): 32768 x 4 = 131072
+    found = derived_max_model_len(QWEN3, V0_19, {"rope_scaling": {"type": "yarn", "factor": 4.0,
+                                                                  "original_max_position_embeddings": 32768}})
+    assert found == DerivedLength(131072, "original_max_position_embeddings 32768 x RoPE factor 4")
+
+
+def test_a_linear_rope_under_rope_parameters_stretches_the_configs_length() -> None:
+    # Qwen3-32B's config.json: max_position_embeddings 40960; x 2 = 81920
+    found = derived_max_model_len(QWEN3, V0_19, {"rope_parameters": {"rope_type": "linear", "factor": 2.0}})
+    assert found == DerivedLength(81920, "max_position_embeddings 40960 x RoPE factor 2")
+
+
+def test_a_null_factor_stretches_nothing() -> None:
+    # config/model.py: "The model's RoPE configuration has a null scaling factor ..." -> 1.0
+    found = derived_max_model_len(QWEN3, V0_19, {"rope_parameters": {"rope_type": "linear", "factor": None}})
+    assert found == DerivedLength(40960, "max_position_embeddings 40960")
+
+
+def test_llama3_rope_says_the_length_is_the_configs_own() -> None:
+    found = derived_max_model_len(MODELS["Llama-3.1-8B"], V0_19)
+    assert found == DerivedLength(131072, "max_position_embeddings 131072")
+
+
+def test_a_dotted_override_keeps_a_value_that_is_not_json_as_text() -> None:
+    # utils/argparse_utils.py: `json.loads(value_str)`, on JSONDecodeError the string itself
+    assert hf_overrides([("--hf-overrides.rope_scaling.rope_type", "yarn"),
+                         ("--hf-overrides.rope_scaling.factor", "2")]) == {
+        "rope_scaling": {"rope_type": "yarn", "factor": 2}}
