@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.paths import PROJECT_DIR, ROOT, stack_file
+from vllm_serving.catalog.models import MODELS
 from vllm_serving.cli import main
+from vllm_serving.cli.capacity_tp import tp_candidates
 from vllm_serving.stack_files.loader import load_settings, read_stack_file
 
 QWEN3_4B = ROOT / "tests" / "fixtures" / "hf" / "qwen3-4b.config.json"
@@ -146,3 +148,45 @@ def test_a_bad_number_says_what_to_write(flag: str, value: str, capsys: pytest.C
     assert stop.value.code == 2
     assert f"argument {flag}: '{value}'" in err and ("e.g." in err or "whole number" in err)
     assert "_positive" not in err and "invalid" not in err
+
+
+# Without --tp: the powers of two up to --gpus (8 by default) that divide the heads, smallest first.
+# Qwen3-32B (its config.json): 64 heads, 8 KV heads, 64 layers, 32.8B parameters = 61 GiB in bf16.
+def _first_line(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["capacity", "--model", "Qwen3-32B", *args])
+    return code, capsys.readouterr().out.splitlines()[0]
+
+
+def test_without_tp_the_smallest_tp_that_fits_is_taken(capsys: pytest.CaptureFixture[str]) -> None:
+    # L40S: 0.9 x 45 GiB = 40.5 GiB each. TP 1 cannot hold 61 GiB; TP 2 holds 30.5 GiB and leaves ~10 GiB
+    # for a full 40,960-token request (64 layers x 4 KV heads x 128 x 2 x 2 bytes = 128 KiB a token: 5 GiB)
+    assert _first_line(["--gpu", "L40S"], capsys) == (
+        0, "Qwen3-32B on 2 x L40S (TP 2), vLLM v0.19.1; TP 2: the smallest of [1, 2, 4, 8] that fits (--tp to choose)")
+    assert _json(["--model", "Qwen3-32B", "--gpu", "L40S"], capsys)["tp"] == 2
+    # 6 GPUs: 8 is past them
+    assert _first_line(["--gpu", "L40S", "--gpus", "6"], capsys)[1].endswith(
+        "TP 2: the smallest of [1, 2, 4] that fits (--tp to choose)")
+
+
+def test_without_tp_none_fitting_is_said_and_shown_at_the_largest(capsys: pytest.CaptureFixture[str]) -> None:
+    # 2 x L4 (0.9 x 22.5 GiB each): 61 GiB of weights need more than both
+    assert _first_line(["--gpu", "L4", "--gpus", "2"], capsys) == (
+        1, "Qwen3-32B on 2 x L4 (TP 2), vLLM v0.19.1; TP 2: none of [1, 2] fits; shown at the largest (--tp to choose)")
+
+
+def test_without_tp_a_size_the_rules_refuse_does_not_fit(capsys: pytest.CaptureFixture[str]) -> None:
+    # V100 (CC 7.0) has no bfloat16 (vLLM platforms/cuda.py: bf16 needs CC 8.0) at any TP; in half, TP 4
+    # is the first whose 15 GiB a GPU leaves room in 0.9 x 32 GiB = 28.8 GiB (TP 2's 30.5 GiB does not)
+    assert _first_line(["--gpu", "V100-32GB", "--gpus", "4", "--dtype", "bfloat16"], capsys)[1].endswith(
+        "TP 4: none of [1, 2, 4] fits; shown at the largest (--tp to choose)")
+    assert _first_line(["--gpu", "V100-32GB", "--gpus", "4", "--dtype", "half"], capsys)[1].endswith(
+        "TP 4: the smallest of [1, 2, 4] that fits (--tp to choose)")
+
+
+@pytest.mark.parametrize(("heads", "gpus", "sizes"), [
+    (64, None, [1, 2, 4, 8]), (64, 6, [1, 2, 4]), (64, 1, [1]), (28, None, [1, 2, 4]), (40, 16, [1, 2, 4, 8]),
+    (7, 8, [1]),
+])
+def test_tp_candidates_divide_the_heads(heads: int, gpus: int | None, sizes: list[int]) -> None:
+    model = MODELS["Qwen3-32B"].model_copy(update={"num_attention_heads": heads})
+    assert tp_candidates(model, gpus) == sizes
