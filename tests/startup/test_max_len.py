@@ -14,13 +14,28 @@ QWEN3 = MODELS["Qwen3-32B"]
 YARN4 = RopeScaling(rope_type="yarn", factor=4.0, original_max_position_embeddings=32768)
 
 
-def test_overrides_merge_json_and_dotted_keys_in_order() -> None:
+def test_dotted_overrides_merge_and_replace_a_json_value() -> None:
+    # vLLM's parser (utils/argparse_utils.py) merges the dotted items with `recursive_dict_update` and
+    # appends them as one last `--hf-overrides JSON`; argparse keeps the last value, so the JSON given
+    # first is gone: yarn's rope_type is not in what vLLM reads
     merged = hf_overrides([("--hf-overrides", '{"rope_scaling": {"rope_type": "yarn", "factor": 2}}'),
                            ("--hf-overrides.rope_scaling.factor", "4.0"),
                            ("--hf-overrides", "not json"),  # vLLM refuses it while parsing: left out here
-                           ("--hf-overrides.text_config.max_position_embeddings", "65536")])
-    assert merged == {"rope_scaling": {"rope_type": "yarn", "factor": 4.0},
-                      "text_config": {"max_position_embeddings": 65536}}
+                           ("--hf-overrides.text_config.max_position_embeddings", "65536"),
+                           ("--hf-overrides.text_config.layer_types", '["full_attention"]'),
+                           ("--hf-overrides.text_config.layer_types", '["sliding_attention"]')])
+    assert merged == {"rope_scaling": {"factor": 4.0},
+                      "text_config": {"max_position_embeddings": 65536,
+                                      "layer_types": ["full_attention", "sliding_attention"]}}
+
+
+def test_of_several_json_overrides_the_last_counts() -> None:
+    # argparse's plain store: each `--hf-overrides JSON` replaces the one before
+    yarn = ("--hf-overrides", '{"rope_scaling": {"rope_type": "yarn", "factor": 2}}')
+    assert hf_overrides([yarn, ("--hf-overrides", '{"max_position_embeddings": 65536}')]) == {
+        "max_position_embeddings": 65536}
+    assert hf_overrides([("--hf-overrides", '{"max_position_embeddings": 65536}'), ("--hf-overrides", "[1]")]) == {
+        "max_position_embeddings": 65536}  # not an object: vLLM refuses it, nothing read from it here
 
 
 def test_yarn_stretches_the_original_length_in_v0_19_and_not_in_v0_34() -> None:
