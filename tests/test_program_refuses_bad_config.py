@@ -105,3 +105,12 @@ def test_another_programs_namespace_is_not_read(program) -> None:
     run = program({**shipped_stack("v100"), "docker:host": "unix:///var/run/docker.sock"}, stack="v100",
                   secrets={"registryPassword": "pw"})
     assert run.outputs["containerName"] == shipped_stack("v100")["vllm-serving:container"]["name"]
+
+
+def test_a_short_api_key_stops_the_program_without_showing_it(program) -> None:
+    # the value is read only under Pulumi (offline it stays encrypted): 9 characters, under the 16 asked
+    with pytest.raises(ProgramFailed) as failed:
+        program(shipped_stack("v100"), stack="v100", secrets={"registryPassword": "pw", "apiKey": "sk-abc123"})
+    assert "vllm-serving:apiKey" in str(failed.value) and "shorter than 16 characters" in str(failed.value)
+    assert "sk-abc123" not in str(failed.value)
+    assert failed.value.resources == []
