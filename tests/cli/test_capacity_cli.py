@@ -55,6 +55,13 @@ def test_weights_do_not_fit_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
     (["--model", "Qwen3.5-27B", "--gpu", "v100", "--tp", "8"], "could be any of V100-16GB, V100-32GB"),
     (["--model", "Qwen3.5-27B", "--gpu", "A100-80GB", "--tp", "8", "--gpus", "4"], "needs 8 GPUs"),
     (["--model", "Qwen3.5-27B", "--gpu", "A100-80GB", "--tp", "4", "--vllm-version", "main"], "not a version"),
+    ([], "give a STACK, or --model (or --model-config) and --gpu"),
+    (["--model", "Qwen3.5-27B"], "--gpu is needed with --model / --model-config"),
+    (["--model", "Qwen3.5-27B", "--gpu", "L4", "--pp", "-1"], "--tp and --pp must be at least 1"),
+    (["--model", "Qwen3.5-27B", "--gpu", "L4", "--gpu-memory-utilization", "1.5"],
+     "--gpu-memory-utilization must be in (0, 1]"),
+    (["v100", "--tp", "2", "--gpu", "L4"], "a stack carries its own settings; drop --gpu, --tp or the stack"),
+    (["v100", "--enforce-eager"], "a stack carries its own settings; drop --enforce-eager or the stack"),
 ])
 def test_bad_input_exits_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["capacity", *args]) == 2
@@ -190,3 +197,13 @@ def test_without_tp_a_size_the_rules_refuse_does_not_fit(capsys: pytest.CaptureF
 def test_tp_candidates_divide_the_heads(heads: int, gpus: int | None, sizes: list[int]) -> None:
     model = MODELS["Qwen3-32B"].model_copy(update={"num_attention_heads": heads})
     assert tp_candidates(model, gpus) == sizes
+
+
+def test_a_finding_about_a_flag_names_the_flag_beside_the_key(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["capacity", "--model", "Qwen3-32B", "--gpu", "L40S", "--tp", "0"]) == 1
+    assert "vllm-serving:engine.tensorParallelSize (--tp): 0 is out of range" in capsys.readouterr().err
+
+
+def test_the_label_gives_tp_and_pp_and_every_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _first_line(["--gpu", "L40S", "--tp", "2", "--pp", "2"], capsys) == (
+        0, "Qwen3-32B on 4 x L40S (TP 2, PP 2), vLLM v0.19.1")
