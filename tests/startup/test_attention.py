@@ -111,6 +111,9 @@ def test_a_check_the_registry_cannot_read_decides_nothing() -> None:
     assert auto is not None and (auto.backend, auto.undecided) == (None, True)
     unset = select(V0_19, layer((8, 0)), "FLASH_ATTN")
     assert unset is not None and unset.undecided is False
+    # a reason it can read refuses the backend whatever the unreadable check would say
+    refused = select(V0_19, layer((7, 0), dtype="float16", block_size=16), "FLASH_ATTN")
+    assert refused is not None and (refused.reasons, refused.undecided) == ((CC,), False)
 
 
 def test_a_backend_the_registry_does_not_know_decides_nothing() -> None:
