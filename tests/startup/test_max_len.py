@@ -83,6 +83,8 @@ def test_a_null_factor_stretches_nothing() -> None:
     # config/model.py: "The model's RoPE configuration has a null scaling factor ..." -> 1.0
     found = derived_max_model_len(QWEN3, V0_19, {"rope_parameters": {"rope_type": "linear", "factor": None}})
     assert found == DerivedLength(40960, "max_position_embeddings 40960")
+    nulled = QWEN3.model_copy(update={"rope_scaling": (RopeScaling(rope_type="linear", factor=None),)})
+    assert derived_max_model_len(nulled, V0_19) == DerivedLength(40960, "max_position_embeddings 40960")
 
 
 def test_llama3_rope_says_the_length_is_the_configs_own() -> None:
