@@ -17,8 +17,8 @@ YARN4 = RopeScaling(rope_type="yarn", factor=4.0, original_max_position_embeddin
 def test_dotted_overrides_merge_and_replace_a_json_value() -> None:
     # vLLM's parser (utils/argparse_utils.py) merges the dotted items with `recursive_dict_update` and
     # appends them as one last `--hf-overrides JSON`; argparse keeps the last value, so the JSON given
-    # first is gone: yarn's rope_type is not in what vLLM reads
-    merged = hf_overrides([("--hf-overrides", '{"rope_scaling": {"rope_type": "yarn", "factor": 2}}'),
+    # first is gone: neither yarn's rope_type nor rope_theta is in what vLLM reads
+    merged = hf_overrides([("--hf-overrides", '{"rope_scaling": {"rope_type": "yarn", "factor": 2}, "rope_theta": 1}'),
                            ("--hf-overrides.rope_scaling.factor", "4.0"),
                            ("--hf-overrides", "not json"),  # vLLM refuses it while parsing: left out here
                            ("--hf-overrides.text_config.max_position_embeddings", "65536"),
