@@ -207,3 +207,12 @@ def test_a_finding_about_a_flag_names_the_flag_beside_the_key(capsys: pytest.Cap
 def test_the_label_gives_tp_and_pp_and_every_gpu(capsys: pytest.CaptureFixture[str]) -> None:
     assert _first_line(["--gpu", "L40S", "--tp", "2", "--pp", "2"], capsys) == (
         0, "Qwen3-32B on 4 x L40S (TP 2, PP 2), vLLM v0.19.1")
+
+
+def test_without_tp_a_size_that_fits_only_at_the_estimate_is_passed_over(capsys: pytest.CaptureFixture[str]) -> None:
+    # a size fits when one full request fits also at the release's worst measured error (capacity_tp.py):
+    # on one H100 a 31,600-token request fits at the estimate, not at its worst error, so TP 2 is taken
+    one = _json(["--model", "Qwen3-32B", "--gpu", "H100-80GB", "--tp", "1", "--max-model-len", "31600"], capsys)
+    assert (one["fits_one_request"], one["fits_pessimistic"]) == (True, False)
+    assert _first_line(["--gpu", "H100-80GB", "--gpus", "2", "--max-model-len", "31600"], capsys)[1].endswith(
+        "TP 2: the smallest of [1, 2] that fits (--tp to choose)")
