@@ -216,3 +216,28 @@ def test_without_tp_a_size_that_fits_only_at_the_estimate_is_passed_over(capsys:
     assert (one["fits_one_request"], one["fits_pessimistic"]) == (True, False)
     assert _first_line(["--gpu", "H100-80GB", "--gpus", "2", "--max-model-len", "31600"], capsys)[1].endswith(
         "TP 2: the smallest of [1, 2] that fits (--tp to choose)")
+
+
+def test_all_of_the_memory_is_a_utilization_vllm_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    # vLLM v0.19.1 config/cache.py: gpu_memory_utilization Field(gt=0, le=1) - 1 is a value vLLM takes (the
+    # rules then say a V100 has less than that free), not a wrong argument
+    assert main(["capacity", *V100_8K, "--gpu-memory-utilization", "1"]) == 1
+    out, err = capsys.readouterr()
+    assert "ERROR gpu-memory-utilization-unsatisfiable" in out and "must be in (0, 1]" not in err
+
+
+def test_an_engine_finding_of_ad_hoc_flags_is_shown_naming_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    # V100 is compute capability 7.0: no bfloat16 (vLLM needs 8.0)
+    assert main(["capacity", *V100_8K[:-1], "bfloat16", "--json"]) == 1
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert [(f["code"], f["key"]) for f in findings if f["severity"] == "error"] == [
+        ("dtype-bf16-unsupported", "vllm-serving:engine.dtype (--dtype)")]
+
+
+def test_for_context_says_whether_the_server_serves_that_length(capsys: pytest.CaptureFixture[str]) -> None:
+    # --max-model-len 8k is 8000 tokens: 8k is served, 8K (8192) is past it
+    at = _json([*V100_8K, "--for-context", "8k"], capsys)["for_context"]
+    assert at["within_max_model_len"] is True  # type: ignore[index]
+    assert main(["capacity", *V100_8K, "--for-context", "8K", "--json"]) == 1
+    past = json.loads(capsys.readouterr().out)["for_context"]
+    assert (past["tokens"], past["within_max_model_len"]) == (8192, False)
