@@ -176,6 +176,7 @@ def test_weights_in_their_own_directory_are_written_as_the_kernel_spells_them(pr
     ("localhost/vllm/vllm-openai", ("localhost", "vllm/vllm-openai")),
     ("harbor.local:30000", ("harbor.local:30000", "vllm/vllm-openai")),  # the registry alone: vLLM's repository
     ("localhost", ("localhost", "vllm/vllm-openai")),
+    ("harbor.example.com", ("harbor.example.com", "vllm/vllm-openai")),  # a '.' alone makes a registry
     ("myorg/vllm", (None, "myorg/vllm")),  # a Docker Hub repository
 ])
 def test_registry_splits_as_docker_reads_a_reference(given: str, parts: tuple[str | None, str]) -> None:
