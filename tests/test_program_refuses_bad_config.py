@@ -88,3 +88,29 @@ def test_capacity_is_a_stack_output(program) -> None:
     capacity = run.outputs["capacity"]
     assert capacity["kv_bytes_per_token_per_gpu"] == 2 * 16 * 1 * 256 * 2  # facts: 16 KiB/token/GPU at TP 8
     assert capacity["fits_one_request"] is True and capacity["max_concurrency"] >= 1
+
+
+def test_a_misspelt_namespace_stops_the_program_naming_the_key(program) -> None:
+    # Pulumi hands `vllm-servng:engine` to no program: read as written, its settings would vanish
+    config = {**shipped_stack("v100"), "vllm-servng:engine": {"dtype": "bfloat16"}}
+    with pytest.raises(ProgramFailed) as failed:
+        program(config, stack="v100", secrets={"registryPassword": "pw"})
+    assert "vllm-servng:engine" in str(failed.value)
+    assert "rename the key to vllm-serving:engine" in str(failed.value)
+    assert failed.value.resources == []
+
+
+def test_another_programs_namespace_is_not_read(program) -> None:
+    # a provider's own key beside ours (docker:host) is Pulumi's to pass on, not a setting of this stack
+    run = program({**shipped_stack("v100"), "docker:host": "unix:///var/run/docker.sock"}, stack="v100",
+                  secrets={"registryPassword": "pw"})
+    assert run.outputs["containerName"] == shipped_stack("v100")["vllm-serving:container"]["name"]
+
+
+def test_a_short_api_key_stops_the_program_without_showing_it(program) -> None:
+    # the value is read only under Pulumi (offline it stays encrypted): 9 characters, under the 16 asked
+    with pytest.raises(ProgramFailed) as failed:
+        program(shipped_stack("v100"), stack="v100", secrets={"registryPassword": "pw", "apiKey": "sk-abc123"})
+    assert "vllm-serving:apiKey" in str(failed.value) and "shorter than 16 characters" in str(failed.value)
+    assert "sk-abc123" not in str(failed.value)
+    assert failed.value.resources == []

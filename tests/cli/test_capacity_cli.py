@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.paths import PROJECT_DIR, ROOT, stack_file
+from vllm_serving.catalog.models import MODELS
 from vllm_serving.cli import main
+from vllm_serving.cli.capacity_tp import tp_candidates
 from vllm_serving.stack_files.loader import load_settings, read_stack_file
 
 QWEN3_4B = ROOT / "tests" / "fixtures" / "hf" / "qwen3-4b.config.json"
@@ -53,6 +55,13 @@ def test_weights_do_not_fit_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
     (["--model", "Qwen3.5-27B", "--gpu", "v100", "--tp", "8"], "could be any of V100-16GB, V100-32GB"),
     (["--model", "Qwen3.5-27B", "--gpu", "A100-80GB", "--tp", "8", "--gpus", "4"], "needs 8 GPUs"),
     (["--model", "Qwen3.5-27B", "--gpu", "A100-80GB", "--tp", "4", "--vllm-version", "main"], "not a version"),
+    ([], "give a STACK, or --model (or --model-config) and --gpu"),
+    (["--model", "Qwen3.5-27B"], "--gpu is needed with --model / --model-config"),
+    (["--model", "Qwen3.5-27B", "--gpu", "L4", "--pp", "-1"], "--tp and --pp must be at least 1"),
+    (["--model", "Qwen3.5-27B", "--gpu", "L4", "--gpu-memory-utilization", "1.5"],
+     "--gpu-memory-utilization must be in (0, 1]"),
+    (["v100", "--tp", "2", "--gpu", "L4"], "a stack carries its own settings; drop --gpu, --tp or the stack"),
+    (["v100", "--enforce-eager"], "a stack carries its own settings; drop --enforce-eager or the stack"),
 ])
 def test_bad_input_exits_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["capacity", *args]) == 2
@@ -146,3 +155,89 @@ def test_a_bad_number_says_what_to_write(flag: str, value: str, capsys: pytest.C
     assert stop.value.code == 2
     assert f"argument {flag}: '{value}'" in err and ("e.g." in err or "whole number" in err)
     assert "_positive" not in err and "invalid" not in err
+
+
+# Without --tp: the powers of two up to --gpus (8 by default) that divide the heads, smallest first.
+# Qwen3-32B (its config.json): 64 heads, 8 KV heads, 64 layers, 32.8B parameters = 61 GiB in bf16.
+def _first_line(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["capacity", "--model", "Qwen3-32B", *args])
+    return code, capsys.readouterr().out.splitlines()[0]
+
+
+def test_without_tp_the_smallest_tp_that_fits_is_taken(capsys: pytest.CaptureFixture[str]) -> None:
+    # L40S: 0.9 x 45 GiB = 40.5 GiB each. TP 1 cannot hold 61 GiB; TP 2 holds 30.5 GiB and leaves ~10 GiB
+    # for a full 40,960-token request (64 layers x 4 KV heads x 128 x 2 x 2 bytes = 128 KiB a token: 5 GiB)
+    assert _first_line(["--gpu", "L40S"], capsys) == (
+        0, "Qwen3-32B on 2 x L40S (TP 2), vLLM v0.19.1; TP 2: the smallest of [1, 2, 4, 8] that fits (--tp to choose)")
+    assert _json(["--model", "Qwen3-32B", "--gpu", "L40S"], capsys)["tp"] == 2
+    # 6 GPUs: 8 is past them
+    assert _first_line(["--gpu", "L40S", "--gpus", "6"], capsys)[1].endswith(
+        "TP 2: the smallest of [1, 2, 4] that fits (--tp to choose)")
+
+
+def test_without_tp_none_fitting_is_said_and_shown_at_the_largest(capsys: pytest.CaptureFixture[str]) -> None:
+    # 2 x L4 (0.9 x 22.5 GiB each): 61 GiB of weights need more than both
+    assert _first_line(["--gpu", "L4", "--gpus", "2"], capsys) == (
+        1, "Qwen3-32B on 2 x L4 (TP 2), vLLM v0.19.1; TP 2: none of [1, 2] fits; shown at the largest (--tp to choose)")
+
+
+def test_without_tp_a_size_the_rules_refuse_does_not_fit(capsys: pytest.CaptureFixture[str]) -> None:
+    # V100 (CC 7.0) has no bfloat16 (vLLM platforms/cuda.py: bf16 needs CC 8.0) at any TP; in half, TP 4
+    # is the first whose 15 GiB a GPU leaves room in 0.9 x 32 GiB = 28.8 GiB (TP 2's 30.5 GiB does not)
+    assert _first_line(["--gpu", "V100-32GB", "--gpus", "4", "--dtype", "bfloat16"], capsys)[1].endswith(
+        "TP 4: none of [1, 2, 4] fits; shown at the largest (--tp to choose)")
+    assert _first_line(["--gpu", "V100-32GB", "--gpus", "4", "--dtype", "half"], capsys)[1].endswith(
+        "TP 4: the smallest of [1, 2, 4] that fits (--tp to choose)")
+
+
+@pytest.mark.parametrize(("heads", "gpus", "sizes"), [
+    (64, None, [1, 2, 4, 8]), (64, 6, [1, 2, 4]), (64, 1, [1]), (28, None, [1, 2, 4]), (40, 16, [1, 2, 4, 8]),
+    (7, 8, [1]),
+])
+def test_tp_candidates_divide_the_heads(heads: int, gpus: int | None, sizes: list[int]) -> None:
+    model = MODELS["Qwen3-32B"].model_copy(update={"num_attention_heads": heads})
+    assert tp_candidates(model, gpus) == sizes
+
+
+def test_a_finding_about_a_flag_names_the_flag_beside_the_key(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["capacity", "--model", "Qwen3-32B", "--gpu", "L40S", "--tp", "0"]) == 1
+    assert "vllm-serving:engine.tensorParallelSize (--tp): 0 is out of range" in capsys.readouterr().err
+
+
+def test_the_label_gives_tp_and_pp_and_every_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _first_line(["--gpu", "L40S", "--tp", "2", "--pp", "2"], capsys) == (
+        0, "Qwen3-32B on 4 x L40S (TP 2, PP 2), vLLM v0.19.1")
+
+
+def test_without_tp_a_size_that_fits_only_at_the_estimate_is_passed_over(capsys: pytest.CaptureFixture[str]) -> None:
+    # a size fits when one full request fits also at the release's worst measured error (capacity_tp.py):
+    # on one H100 a 31,600-token request fits at the estimate, not at its worst error, so TP 2 is taken
+    one = _json(["--model", "Qwen3-32B", "--gpu", "H100-80GB", "--tp", "1", "--max-model-len", "31600"], capsys)
+    assert (one["fits_one_request"], one["fits_pessimistic"]) == (True, False)
+    assert _first_line(["--gpu", "H100-80GB", "--gpus", "2", "--max-model-len", "31600"], capsys)[1].endswith(
+        "TP 2: the smallest of [1, 2] that fits (--tp to choose)")
+
+
+def test_all_of_the_memory_is_a_utilization_vllm_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    # vLLM v0.19.1 config/cache.py: gpu_memory_utilization Field(gt=0, le=1) - 1 is a value vLLM takes (the
+    # rules then say a V100 has less than that free), not a wrong argument
+    assert main(["capacity", *V100_8K, "--gpu-memory-utilization", "1"]) == 1
+    out, err = capsys.readouterr()
+    assert "ERROR gpu-memory-utilization-unsatisfiable" in out and "must be in (0, 1]" not in err
+
+
+def test_an_engine_finding_of_ad_hoc_flags_is_shown_naming_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    # V100 is compute capability 7.0: no bfloat16 (vLLM needs 8.0)
+    assert main(["capacity", *V100_8K[:-1], "bfloat16", "--json"]) == 1
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert [(f["code"], f["key"]) for f in findings if f["severity"] == "error"] == [
+        ("dtype-bf16-unsupported", "vllm-serving:engine.dtype (--dtype)")]
+
+
+def test_for_context_says_whether_the_server_serves_that_length(capsys: pytest.CaptureFixture[str]) -> None:
+    # --max-model-len 8k is 8000 tokens: 8k is served, 8K (8192) is past it
+    at = _json([*V100_8K, "--for-context", "8k"], capsys)["for_context"]
+    assert at["within_max_model_len"] is True  # type: ignore[index]
+    assert main(["capacity", *V100_8K, "--for-context", "8K", "--json"]) == 1
+    past = json.loads(capsys.readouterr().out)["for_context"]
+    assert (past["tokens"], past["within_max_model_len"]) == (8192, False)

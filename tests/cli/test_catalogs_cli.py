@@ -26,3 +26,38 @@ def test_gpu_table_shows_memory_cc_the_kubernetes_label_and_the_aliases(capsys) 
     line = next(ln for ln in lines if ln.startswith("V100-32GB "))
     assert line.split() == ["V100-32GB", "7.0", "32", "Volta", "Tesla-V100-SXM2-32GB", "v100-sxm2-32gb"]
     assert "nvidia-smi's name" in " ".join(lines)  # and what else --gpu takes
+
+
+def test_models_table_notes_what_sets_a_model_apart_for_sizing(capsys) -> None:
+    assert main(["models"]) == 0
+    rows = {line.split()[0]: line.split(maxsplit=6) for line in capsys.readouterr().out.splitlines()[1:] if line}
+    # openai/gpt-oss-20b config.json: 24 layers alternating sliding (window 128) and full, 32 local experts,
+    # 4 per token, 131072 positions, MXFP4 experts
+    assert rows["gpt-oss-20b"] == ["gpt-oss-20b", "openai/gpt-oss-20b", "GptOssForCausalLM", "20.91B", "mxfp4",
+                                   "131072", "window 128 on 12/24 layers, MoE 32x4"]
+    # deepseek-ai/DeepSeek-V3 config.json: kv_lora_rank (MLA), 256 routed experts, 8 per token,
+    # num_nextn_predict_layers 1, FP8 weights
+    assert rows["DeepSeek-V3"][4:] == ["fp8", "163840", "MLA (KV not sized), MoE 256x8, 1 MTP layer(s)"]
+    # Qwen/Qwen3.6-27B: Gated DeltaNet (linear attention) beside full attention, one MTP layer
+    assert rows["Qwen3.6-27B"][5:] == ["262144", "hybrid attention, 1 MTP layer(s)"]
+    assert rows["Qwen3-32B"] == ["Qwen3-32B", "Qwen/Qwen3-32B", "Qwen3ForCausalLM", "32.76B", "bfloat16", "40960"]
+
+
+def test_models_json_gives_the_hugging_face_id_and_the_weights(capsys) -> None:
+    assert main(["models", "--json"]) == 0
+    qwen3 = next(row for row in json.loads(capsys.readouterr().out) if row["name"] == "Qwen3-32B")
+    assert (qwen3["huggingFaceId"], qwen3["numAttentionHeads"], qwen3["numKeyValueHeads"]) == ("Qwen/Qwen3-32B", 64, 8)
+    assert abs(qwen3["totalWeightsGib"] - 32.76e9 * 2 / 2**30) < 0.05  # bf16: 2 bytes a parameter
+
+
+def test_gpus_json_gives_capability_memory_and_precisions(capsys) -> None:
+    assert main(["gpus", "--json"]) == 0
+    gpus = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    # NVIDIA's data sheets: Volta 7.0 without bf16, Ampere 8.0 with bf16 but no FP8, Ada 8.9 and Hopper 9.0 with FP8
+    assert {name: (gpus[name]["computeCapability"], gpus[name]["bf16"], gpus[name]["fp8"])
+            for name in ("V100-32GB", "A100-80GB", "L4", "H100-80GB")} == {
+        "V100-32GB": ("7.0", False, False), "A100-80GB": ("8.0", True, False), "L4": ("8.9", True, True),
+        "H100-80GB": ("9.0", True, True)}
+    assert (gpus["V100-32GB"]["memoryGib"], gpus["V100-32GB"]["architecture"]) == (32.0, "Volta")
+    v100 = gpus["V100-32GB"]
+    assert v100["productLabel"] == "Tesla-V100-SXM2-32GB" and "v100-sxm2-32gb" in v100["aliases"]

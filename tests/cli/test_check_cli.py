@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.paths import PROJECT_DIR, ROOT, stack_file
 from vllm_serving.cli import main
@@ -95,3 +96,21 @@ def test_console_entry_point(project: Path) -> None:
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "ERROR dtype-bf16-unsupported" in done.stdout and "Traceback" not in done.stderr
+
+
+def test_a_stack_without_findings_says_ok(capsys: pytest.CaptureFixture[str]) -> None:
+    # the shipped local stack (CPU image, loopback, no secrets) raises nothing
+    assert main(["--project-dir", str(PROJECT_DIR), "check", "local"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "== local ==", "ok: no findings", "1 stack(s): 0 error(s), 0 warning(s)"]
+
+
+def test_a_file_given_by_path_gets_the_projects_defaults(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # as `pulumi preview --config-file PATH` run in the project: the image comes from Pulumi.yaml's default
+    doc = yaml.safe_load(stack_file("a100").read_text(encoding="utf-8"))
+    del doc["config"]["vllm-serving:image"]
+    path = tmp_path / "Pulumi.elsewhere.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    assert main(["--project-dir", str(PROJECT_DIR), "check", "--config-file", str(path), "--json"]) == 0
+    [result] = json.loads(capsys.readouterr().out)
+    assert "config-missing" not in {f["code"] for f in result["findings"]}

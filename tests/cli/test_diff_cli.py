@@ -9,8 +9,9 @@ from itertools import takewhile
 from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.paths import PROJECT_DIR
+from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.cli import main
 
 
@@ -153,3 +154,14 @@ def test_another_model_shows_what_a_reviewer_weighs_and_counts_the_rest(project:
     main(["--project-dir", str(project), "diff", "small", "big", "--json"])
     changes = json.loads(capsys.readouterr().out)["changes"]
     assert hidden + 3 == sum(c["key"].startswith("architecture.") for c in changes if c["section"] == "model")
+
+
+def test_an_empty_value_reads_as_set_not_unset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # VLLM_LOGGING_PREFIX="" is set in the container's environment: a reviewer must not read it as unset
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    doc = yaml.safe_load(stack_file("a100").read_text(encoding="utf-8"))
+    (tmp_path / "Pulumi.before.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    doc["config"]["vllm-serving:engine"].setdefault("env", {})["VLLM_LOGGING_PREFIX"] = ""
+    (tmp_path / "Pulumi.after.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    assert main(["--project-dir", str(tmp_path), "diff", "before", "after"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1].split() == ["VLLM_LOGGING_PREFIX", "(unset)", "->", '""']

@@ -5,6 +5,7 @@ names and `vllm-stack init`."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,11 @@ def test_an_unreadable_stack_exits_2_in_every_verb(broken: Path, capsys: pytest.
                  ["diff", "v100", "garbled"]):
         code, out, err = run(capsys, *argv, project=broken)
         assert code == 2 and "is not valid YAML" in out + err, argv
+
+
+def test_a_stack_file_past_the_size_cap_cannot_be_used(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # read no further than the cap (256 KiB, stack_files/strict_yaml.py): the file is not a stack, exit 2
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    (tmp_path / "Pulumi.big.yaml").write_text("config:\n" + "# padding\n" * 30_000, encoding="utf-8")
+    code, out, _ = run(capsys, "check", "big", project=tmp_path)
+    assert code == 2 and "stack-file-too-large" in out

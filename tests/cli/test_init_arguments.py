@@ -12,6 +12,7 @@ import yaml
 
 from tests.cli.test_init import QWEN3_4B, init, spec_of
 from vllm_serving.cli import main
+from vllm_serving.cli.init import split_registry
 from vllm_serving.planner.capacity import plan_capacity
 
 
@@ -168,3 +169,17 @@ def test_weights_in_their_own_directory_are_written_as_the_kernel_spells_them(pr
     assert init(project, "w", "--gpu", "A100-80GB", "--count", "1", "--model", "Qwen3-8B",
                 "--weights", "/data//models/Qwen3-8B/") == 0
     assert spec_of(project, "w").settings.model.host_path == "/data/models/Qwen3-8B"
+
+
+@pytest.mark.parametrize(("given", "parts"), [
+    ("harbor.local:30000/vllm/vllm-openai", ("harbor.local:30000", "vllm/vllm-openai")),
+    ("localhost/vllm/vllm-openai", ("localhost", "vllm/vllm-openai")),
+    ("harbor.local:30000", ("harbor.local:30000", "vllm/vllm-openai")),  # the registry alone: vLLM's repository
+    ("localhost", ("localhost", "vllm/vllm-openai")),
+    ("harbor.example.com", ("harbor.example.com", "vllm/vllm-openai")),  # a '.' alone makes a registry
+    ("myorg/vllm", (None, "myorg/vllm")),  # a Docker Hub repository
+])
+def test_registry_splits_as_docker_reads_a_reference(given: str, parts: tuple[str | None, str]) -> None:
+    # distribution/reference normalize.go splitDockerDomain: the first component is a registry only if it
+    # holds a '.' or ':' or is 'localhost'
+    assert split_registry(given) == parts

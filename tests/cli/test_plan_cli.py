@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.paths import PROJECT_DIR
+import pytest
+import yaml
+
+from tests.fleet.fleet_stacks import FLEET_FILE
+from tests.paths import PROJECT_DIR, ROOT, stack_file
 from vllm_serving.cli import main
 
 
@@ -65,3 +70,27 @@ def test_plan_of_a_promoting_stack_says_where_its_release_comes_from(capsys) -> 
     # same release flags, so the fingerprints agree; the host is prod's own
     assert prod["release"]["argvFingerprint"] == staging["release"]["argvFingerprint"]
     assert prod["target"]["where"] == "ssh://deploy@gpu-v100-01"
+
+
+def test_a_stack_with_errors_gets_its_findings_and_no_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    # tests/stacks/invalid/v100-bf16.yaml: bfloat16 on a V100 (compute capability 7.0; vLLM needs 8.0)
+    path = ROOT / "tests" / "stacks" / "invalid" / "v100-bf16.yaml"
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("ERROR dtype-bf16-unsupported vllm-serving:engine.dtype")
+
+
+def test_a_fleets_plan_sizes_each_host(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", str(FLEET_FILE)]) == 0
+    # every host serves the same model on its own 4 A100s
+    assert capsys.readouterr().out.splitlines()[0] == "each host: Qwen3.6-27B-FP8 on 4 x A100-80GB (TP 4), vLLM v0.19.1"
+
+
+def test_a_secret_environment_variable_is_named_never_shown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    doc = yaml.safe_load(stack_file("a100").read_text(encoding="utf-8"))
+    doc["config"]["vllm-serving:apiKey"] = {"secure": "AAABAG5vdC1hLW5vbmNlIW5vdC1hLXJlYWwtdGFnISFrZXk="}
+    (tmp_path / "Pulumi.a100.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    assert main(["--project-dir", str(tmp_path), "plan", "a100"]) == 0
+    # vLLM reads the API key from VLLM_API_KEY (vllm/entrypoints/openai/api_server.py, envs.py)
+    assert "    VLLM_API_KEY=<secret>" in capsys.readouterr().out.splitlines()

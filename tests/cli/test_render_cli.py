@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.fleet.fleet_stacks import FLEET_FILE
 from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.cli import main
 from vllm_serving.masking import MASK
@@ -84,3 +85,26 @@ def test_output_file_private_when_revealing(
 def test_unknown_stack_is_a_config_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _render(capsys, "nope", "--format", "k8s")
     assert code == 2 and "no such stack file" in err
+
+
+# tests/fixtures/fleet/Pulumi.fleet.yaml: three hosts, gpu02 on GPUs 4-7, the others on the default 0-3
+FLEET_HOSTS = ["# host gpu01 (ssh://deploy@gpu01.example.internal)", "# host gpu02 (ssh://deploy@gpu02.example.internal)",
+               "# host gpu03 (ssh://deploy@10.0.0.13)"]
+
+
+def test_a_fleet_renders_one_command_per_host_with_its_gpus(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _render(capsys, str(FLEET_FILE), "--format", "docker-run")
+    assert code == 0 and [line for line in out.splitlines() if line.startswith("# host")] == FLEET_HOSTS
+    assert [line.strip() for line in out.splitlines() if "--gpus" in line] == [
+        "--gpus '\"device=0,1,2,3\"' \\", "--gpus '\"device=4,5,6,7\"' \\", "--gpus '\"device=0,1,2,3\"' \\"]
+    code, out, _ = _render(capsys, str(FLEET_FILE), "--format", "compose")
+    assert code == 0 and out.count("\n---\n") == 2 and [ln for ln in out.splitlines() if ln.startswith("# host")] == (
+        FLEET_HOSTS)
+    code, out, _ = _render(capsys, str(FLEET_FILE), "--format", "compose", "--host", "gpu03")
+    assert code == 0 and out.splitlines()[0] == FLEET_HOSTS[2] and "# host gpu01" not in out and "---" not in out
+
+
+def test_host_on_a_one_server_stack_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _render(capsys, "v100", "--format", "compose", "--host", "gpu01")
+    assert (code, out) == (2, "")
+    assert "--host gpu01: stack v100 has no target.hosts (it is one server)" in err

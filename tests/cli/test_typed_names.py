@@ -3,6 +3,7 @@ suggestions of GPUs, but the way to the CPU target - the `local` example and `ma
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -34,3 +35,15 @@ def test_a_device_index_is_not_taken_for_no_gpu(capsys: pytest.CaptureFixture[st
     """`--gpu 0` is someone's device index, not "no GPU": a catalog miss as any other."""
     assert main(["capacity", "--gpu", "0", "--model", "Qwen3-0.6B"]) == 2
     assert "Pulumi.local.yaml" not in capsys.readouterr().err
+
+
+def test_a_name_taken_by_interpretation_is_said_back(empty_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # nvidia-smi's name and a Hugging Face id: the catalog entries they are, said on stderr (and in init's JSON)
+    assert main(["capacity", "--model", "Qwen/Qwen3-32B", "--gpu", "NVIDIA GeForce RTX 4090", "--tp", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "vllm-stack: --gpu 'NVIDIA GeForce RTX 4090' taken as RTX-4090" in err
+    assert "vllm-stack: --model 'Qwen/Qwen3-32B' taken as Qwen3-32B" in err
+    main(["--project-dir", str(empty_project), "init", "box", "--count", "1", "--gpu", "NVIDIA GeForce RTX 4090",
+          "--model", "Qwen/Qwen3-0.6B", "--json"])
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert [note.split(" taken as ")[1].split()[0] for note in notes] == ["RTX-4090", "Qwen3-0.6B"]

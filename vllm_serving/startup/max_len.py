@@ -35,36 +35,41 @@ class DerivedLength(msgspec.Struct, frozen=True):
 
 
 def hf_overrides(values: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    """The dict `--hf-overrides` items make, from (option, value) pairs: `--hf-overrides JSON`
-    merges, `--hf-overrides.a.b VALUE` sets one nested key (its value JSON, else a string). A value
-    that is not a JSON object is left out: vLLM refuses it while parsing (extra-arg-value's finding)."""
-    merged: dict[str, Any] = {}
+    """The dict vLLM's `--hf-overrides` ends as, from (option, value) pairs, as its parser builds it
+    (utils/argparse_utils.py `FlexibleArgumentParser.parse_args`): the `--hf-overrides.a.b VALUE`
+    items merge into one dict (each value JSON, else a string) passed last, and argparse keeps the
+    last value given - so the dotted keys, when there are any, replace a `--hf-overrides JSON`, and
+    of several JSON values the last counts. A value that is not a JSON object is left out: vLLM
+    refuses it while parsing (extra-arg-value's finding)."""
+    dotted: dict[str, Any] = {}
+    last: dict[str, Any] = {}
     for option, value in values:
-        _, _, dotted = option.partition(".")
-        if dotted:
+        _, _, path = option.partition(".")
+        if path:
             try:
-                parsed: Any = json.loads(value)
+                nested: Any = json.loads(value)
             except ValueError:
-                parsed = value
-            node = merged
-            *parents, leaf = dotted.split(".")
-            for key in parents:
-                node = node.setdefault(key, {})
-            node[leaf] = parsed
+                nested = value
+            for key in reversed(path.split(".")):
+                nested = {key: nested}
+            _merge(dotted, nested)
             continue
         try:
             loaded = json.loads(value)
         except ValueError:
             continue
         if isinstance(loaded, dict):
-            _merge(merged, loaded)
-    return merged
+            last = loaded
+    return dotted or last
 
 
 def _merge(into: dict[str, Any], update: Mapping[str, Any]) -> None:
+    """vLLM's `recursive_dict_update`: nested dicts merge, lists extend, anything else replaces."""
     for key, value in update.items():
         if isinstance(value, Mapping) and isinstance(into.get(key), dict):
             _merge(into[key], value)
+        elif isinstance(value, list) and isinstance(into.get(key), list):
+            into[key] += value
         else:
             into[key] = value
 
