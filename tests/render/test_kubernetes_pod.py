@@ -5,6 +5,7 @@ docs/rules.md, and hand arithmetic, never from the renderer."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import kubernetes_validate
@@ -14,6 +15,7 @@ from tests.kubernetes.cluster_version import KUBERNETES_VERSION
 from tests.kubernetes.multi_node_stacks import two_node_spec
 from tests.stack_builders import make_spec
 from vllm_serving.findings import ConfigError, Severity
+from vllm_serving.render.kubernetes.leader_worker_set import pod_template
 from vllm_serving.render.kubernetes.objects import render_objects
 from vllm_serving.render.kubernetes.pod_names import longest_pod_name
 from vllm_serving.spec import ServingSpec
@@ -149,3 +151,28 @@ def test_the_caches_claim_is_kept_apart_from_the_weights() -> None:
     off = render_objects(make_spec(cache={"enabled": False}))
     assert off.cache_claim is None
     assert "compile-cache" not in _volumes(_pod(make_spec(cache={"enabled": False})))
+
+
+def test_the_pod_template_that_serves_is_the_deployments_or_the_leaders() -> None:
+    """What the checksum annotation and the pending-pod hint are written to (components/kubernetes)."""
+    deployment = render_objects(make_spec()).workload
+    assert pod_template(deployment) is deployment["spec"]["template"]
+    lws = render_objects(two_node_spec()).workload
+    assert pod_template(lws) is lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
+    body = copy.deepcopy(lws["spec"])
+    assert pod_template(lws, body) is body["leaderWorkerTemplate"]["leaderTemplate"]
+
+
+def test_without_a_network_policy_or_a_namespace_of_its_own_none_is_rendered() -> None:
+    for spec in (make_spec(kubernetes={"networkPolicy": False, "createNamespace": False}),
+                 two_node_spec(kubernetes={"networkPolicy": False, "createNamespace": False})):
+        kinds = [o["kind"] for o in render_objects(spec).all()]
+        assert "NetworkPolicy" not in kinds and "Namespace" not in kinds
+
+
+def test_rdma_without_a_device_resource_still_locks_memory() -> None:
+    """RDMA over the host network (no device plugin resource): no extra limit, IPC_LOCK all the same."""
+    lws = render_objects(two_node_spec(kubernetes={"rdma": {"ncclEnv": {"NCCL_IB_HCA": "mlx5"}}})).workload
+    server = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]
+    assert server["resources"]["limits"] == {"nvidia.com/gpu": "8", "memory": "128Gi"}
+    assert server["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["IPC_LOCK"]}
