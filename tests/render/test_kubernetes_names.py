@@ -7,6 +7,7 @@ validation rules), never from the renderer."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 from typing import Any
@@ -195,3 +196,16 @@ def test_monitoring_objects_only_on_a_cluster_and_as_turned_on() -> None:
     only_rules = make_spec(observability={"prometheusOperator": True})
     assert [o["kind"] for o in monitoring.monitoring_objects(only_rules)] == ["ServiceMonitor", "PrometheusRule"]
     assert monitoring.monitoring_objects(make_spec()) == []
+
+
+def test_the_credentials_checksum_keeps_its_key_and_derivation_across_releases() -> None:
+    """A pod-template annotation whose key or value changes rolls every server (a model load each)
+    on the upgrade that changes it, with no credential changed: both stay as first released. The
+    value, by hand: PBKDF2-HMAC-SHA256 over `ENV=value` lines joined by NUL, salted with
+    `vllm-serving/<namespace>/<container name>`, 200 000 rounds, the first 32 hex digits."""
+    spec = make_spec(secrets=("apiKey", "hfToken"))
+    annotations = render_objects(spec, {"apiKey": "key-one", "hfToken": "hf-two"}).workload[
+        "spec"]["template"]["metadata"]["annotations"]
+    expected = hashlib.pbkdf2_hmac("sha256", b"HF_TOKEN=hf-two\0VLLM_API_KEY=key-one",
+                                   b"vllm-serving/vllm/vllm", 200_000).hex()[:32]
+    assert annotations["vllm-serving/credentials-checksum"] == expected
