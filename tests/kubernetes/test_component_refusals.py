@@ -1,0 +1,68 @@
+"""What `VllmKubernetes` says when it cannot do what the stack asks: a secret the stack sets but the
+program was not given, a provider setting that keeps it from adopting what `destroy` kept, a CRD
+whose LeaderWorkerSet version records no generation; and what it registers with no namespace or
+NetworkPolicy of its own."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from components.kubernetes.vllm_kubernetes import VllmKubernetes, _status_fields
+from tests.conftest import RunProgram, shipped_stack
+from tests.pulumi_harness import recording_mocks
+from tests.stack_builders import make_spec
+
+
+def test_a_secret_the_stack_sets_without_a_value_is_named() -> None:
+    recording_mocks("a100-k8s")
+    with pytest.raises(ValueError, match="the stack sets the secret apiKey but no value was passed"):
+        VllmKubernetes("vllm", make_spec(secrets=("apiKey",)), {})
+
+
+def test_a_client_side_apply_provider_is_told_it_cannot_adopt(program: RunProgram) -> None:
+    """pulumi-kubernetes' upsert is a server-side apply (await.go `Creation`): with
+    kubernetes:enableServerSideApply false the next `up` after `destroy` stops at AlreadyExists."""
+    config = {**shipped_stack("a100-k8s"), "kubernetes:enableServerSideApply": "false"}
+    run = program(config, stack="a100-k8s", secrets={"apiKey": "SENTINEL-ssa-key"})
+    (warning,) = [w for w in run.warnings if "enableServerSideApply" in w]
+    assert "kubernetes:enableServerSideApply is false" in warning and "AlreadyExists" in warning
+    assert "remove the key" in warning
+    quiet = program(shipped_stack("a100-k8s"), stack="a100-k8s", secrets={"apiKey": "SENTINEL-ssa-key"})
+    assert not [w for w in quiet.warnings if "enableServerSideApply" in w]
+
+
+def _version(name: str, status: dict[str, Any] | None) -> Any:
+    properties = {} if status is None else {"status": SimpleNamespace(properties=status)}
+    return SimpleNamespace(name=name, schema=SimpleNamespace(open_apiv3_schema=SimpleNamespace(properties=properties)))
+
+
+def test_the_status_fields_are_read_from_the_v1_version_whatever_else_the_crd_serves() -> None:
+    """A CRD lists its versions in any order; the LeaderWorkerSet the stack renders is v1."""
+    crd = SimpleNamespace(versions=[_version("v1alpha1", {"replicas": {}}),
+                                    _version("v1", {"observedGeneration": {}, "conditions": {}})])
+    assert _status_fields(crd) == frozenset({"observedGeneration", "conditions"})
+    assert _status_fields(SimpleNamespace(versions=[_version("v1", None)])) == frozenset()
+    assert _status_fields(SimpleNamespace(versions=[_version("v1alpha1", {"observedGeneration": {}})])) == frozenset()
+    assert _status_fields(None) == frozenset()
+
+
+def test_with_no_namespace_or_policy_of_its_own_the_rest_waits_for_nothing(program: RunProgram) -> None:
+    config = shipped_stack("a100-k8s")
+    config["vllm-serving:kubernetes"] = {**config["vllm-serving:kubernetes"], "createNamespace": False,
+                                         "networkPolicy": False}
+    run = program(config, stack="a100-k8s", secrets={"apiKey": "SENTINEL-no-ns-key"})
+    kinds = {r.type.rsplit(":", 1)[1] for r in run.resources if r.custom and r.type.startswith("kubernetes:")}
+    assert "Namespace" not in kinds and "NetworkPolicy" not in kinds
+    assert {"Deployment", "Service", "Secret", "PersistentVolumeClaim"} <= kinds
+    assert run.one("apps/v1:Deployment").inputs["metadata"]["namespace"] == "vllm"
+
+
+def test_outputs_name_the_service_clients_reach(program: RunProgram) -> None:
+    run = program(shipped_stack("a100-k8s"), stack="a100-k8s", secrets={"apiKey": "SENTINEL-out-key"})
+    out = run.outputs
+    assert (out["namespace"], out["serviceName"]) == ("vllm", "vllm")
+    assert out["scaleOut"]["workload"] == "Deployment vllm"
+    assert out["baseUrl"] == "http://vllm.vllm.svc.cluster.local:8000/v1"
