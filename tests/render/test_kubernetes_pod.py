@@ -176,3 +176,15 @@ def test_rdma_without_a_device_resource_still_locks_memory() -> None:
     server = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]
     assert server["resources"]["limits"] == {"nvidia.com/gpu": "8", "memory": "128Gi"}
     assert server["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["IPC_LOCK"]}
+
+
+def test_annotation_based_scraping_finds_vllms_metrics() -> None:
+    """Prometheus' kubernetes_sd example (documentation/examples/prometheus-kubernetes.yml) keeps a
+    pod whose `prometheus.io/scrape` is exactly `true` (a regex, case-sensitive) and scrapes
+    `prometheus.io/path` on `prometheus.io/port`; vLLM serves its metrics at /metrics on the API
+    port (vllm/entrypoints/serve/instrumentator/metrics.py, `Mount("/metrics", ...)`), 8000 here."""
+    annotations = render_objects(make_spec()).workload["spec"]["template"]["metadata"]["annotations"]
+    assert {key: annotations[key] for key in ("prometheus.io/scrape", "prometheus.io/port", "prometheus.io/path")} \
+        == {"prometheus.io/scrape": "true", "prometheus.io/port": "8000", "prometheus.io/path": "/metrics"}
+    worker = render_objects(two_node_spec()).workload["spec"]["leaderWorkerTemplate"]["workerTemplate"]
+    assert worker["metadata"]["annotations"] == {"kubectl.kubernetes.io/default-container": "vllm"}
