@@ -66,3 +66,21 @@ def test_outputs_name_the_service_clients_reach(program: RunProgram) -> None:
     assert (out["namespace"], out["serviceName"]) == ("vllm", "vllm")
     assert out["scaleOut"]["workload"] == "Deployment vllm"
     assert out["baseUrl"] == "http://vllm.vllm.svc.cluster.local:8000/v1"
+
+
+def test_prometheus_operators_crds_are_read_first_and_named_in_the_log(program: RunProgram) -> None:
+    """The CRDs the installed prometheus-operator serves (tests/fixtures/crds), read before the
+    ServiceMonitor and PrometheusRule that need them; the dashboard ConfigMap needs neither."""
+    config = {**shipped_stack("a100-k8s"),
+              "vllm-serving:observability": {"prometheusOperator": True, "grafanaDashboard": True}}
+    run = program(config, stack="a100-k8s", secrets={"apiKey": "SENTINEL-monitoring-key"})
+    crds = ["servicemonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com"]
+    assert [read[2] for read in run.reads] == crds
+    for kind in ("ServiceMonitor", "PrometheusRule"):
+        (custom,) = [r for r in run.resources if r.type == f"kubernetes:monitoring.coreos.com/v1:{kind}"]
+        assert sorted(u.rsplit("::", 1)[1] for u in custom.dependencies if "CustomResourceDefinition" in u) == [
+            "vllm-prometheusrules-crd", "vllm-servicemonitors-crd"], kind
+    dashboard = run.one("core/v1:ConfigMap")
+    assert not [u for u in dashboard.dependencies if "CustomResourceDefinition" in u]
+    (line,) = [line for line in run.infos if "prometheus-operator's CRDs" in line]
+    assert all(crd in line for crd in crds) and "observability.prometheusOperator: false" in line
