@@ -17,7 +17,7 @@ import yaml
 
 from tests.crd_schema import LWS_V0_8, read_crd
 from tests.kubernetes.multi_node_stacks import two_node_spec
-from tests.paths import FIXTURES
+from tests.paths import FIXTURES, ROOT
 from tests.stack_builders import make_spec
 from vllm_serving.findings import ConfigError, Severity
 from vllm_serving.render.kubernetes import leader_worker_set, monitoring
@@ -209,3 +209,37 @@ def test_the_credentials_checksum_keeps_its_key_and_derivation_across_releases()
     expected = hashlib.pbkdf2_hmac("sha256", b"HF_TOKEN=hf-two\0VLLM_API_KEY=key-one",
                                    b"vllm-serving/vllm/vllm", 200_000).hex()[:32]
     assert annotations["vllm-serving/credentials-checksum"] == expected
+
+
+def _documented_components() -> set[str]:
+    """docs/kubernetes.md's list of `app.kubernetes.io/component` values."""
+    text = " ".join((ROOT / "docs" / "kubernetes.md").read_text(encoding="utf-8").split())
+    start = text.index("`component`, which says what the object is for")
+    sentence = text[start:text.index("ConfigMap).", start)]
+    return set(re.findall(r"`([a-z-]+)`", sentence.split("):", 1)[1]))
+
+
+def test_every_object_carries_the_component_label_the_docs_give() -> None:
+    """What `kubectl get ... -l app.kubernetes.io/component=...` finds."""
+    documented = _documented_components()
+    assert documented == {"inference-server", "inference-worker", "model-weights", "compile-cache", "credentials",
+                          "namespace", "monitoring"}
+    spec = make_spec(secrets=("apiKey", "registryPassword"), image={"username": "robot"},
+                     kubernetes={"weights": {"claim": {"size": "64g", "accessMode": "ReadOnlyMany"}}, "replicas": 2,
+                                 "cache": {"accessMode": "ReadWriteMany"}},
+                     observability=OBSERVED)
+    expected = {"Namespace": "namespace", "Secret": "credentials", "Deployment": "inference-server",
+                "Service": "inference-server", "NetworkPolicy": "inference-server",
+                "PodDisruptionBudget": "inference-server", "ServiceMonitor": "monitoring",
+                "PrometheusRule": "monitoring", "ConfigMap": "monitoring"}
+    for obj in kubernetes_objects(spec):
+        component = obj["metadata"]["labels"]["app.kubernetes.io/component"]
+        if obj["kind"] == "PersistentVolumeClaim":
+            claims = {"vllm-weights": "model-weights", "vllm-cache": "compile-cache"}
+            assert component == claims[obj["metadata"]["name"]]
+        else:
+            assert component == expected[obj["kind"]], obj["kind"]
+        assert component in documented, component
+    lws = render_objects(two_node_spec()).workload["spec"]["leaderWorkerTemplate"]
+    assert lws["leaderTemplate"]["metadata"]["labels"]["app.kubernetes.io/component"] == "inference-server"
+    assert lws["workerTemplate"]["metadata"]["labels"]["app.kubernetes.io/component"] == "inference-worker"

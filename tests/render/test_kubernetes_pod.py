@@ -6,6 +6,7 @@ docs/rules.md, and hand arithmetic, never from the renderer."""
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import kubernetes_validate
@@ -188,3 +189,36 @@ def test_annotation_based_scraping_finds_vllms_metrics() -> None:
         == {"prometheus.io/scrape": "true", "prometheus.io/port": "8000", "prometheus.io/path": "/metrics"}
     worker = render_objects(two_node_spec()).workload["spec"]["leaderWorkerTemplate"]["workerTemplate"]
     assert worker["metadata"]["annotations"] == {"kubectl.kubernetes.io/default-container": "vllm"}
+
+
+def test_every_port_reference_names_the_servers_port() -> None:
+    """The probes, the Service's targetPort and the NetworkPolicy name the container's port; a
+    name that matches none leaves the Service without endpoints and every probe failing. A port
+    name is an IANA service name: lower-case letters, digits and `-` (apimachinery `IsValidPortName`)."""
+    objs = render_objects(make_spec())
+    server = objs.workload["spec"]["template"]["spec"]["containers"][0]
+    (port,) = server["ports"]
+    assert port == {"name": "http", "containerPort": 8000, "protocol": "TCP"}
+    assert re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", port["name"]) and len(port["name"]) <= 15
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert server[probe]["httpGet"]["port"] == port["name"], probe
+    assert [p["targetPort"] for p in objs.service["spec"]["ports"]] == [port["name"]]
+    assert objs.network_policy is not None
+    assert [p["port"] for p in objs.network_policy["spec"]["ingress"][0]["ports"]] == [port["name"]]
+
+
+def test_a_budget_of_several_replicas_is_a_valid_object_named_after_the_stack() -> None:
+    objs = render_objects(make_spec(kubernetes={"replicas": 2, "cache": {"accessMode": "ReadWriteMany"}}))
+    assert objs.disruption_budget is not None
+    assert objs.disruption_budget["metadata"]["name"] == "vllm"
+    for obj in objs.all():
+        kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+
+
+def test_a_toleration_reaches_the_pod_in_the_apis_field_names() -> None:
+    """`tolerationSeconds` (Kubernetes' Toleration), never the settings' snake_case field."""
+    toleration = {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+                  "tolerationSeconds": 300}
+    spec = make_spec(kubernetes={"tolerations": [toleration]})
+    assert _pod(spec)["tolerations"] == [toleration]
+    kubernetes_validate.validate(render_objects(spec).workload, KUBERNETES_VERSION, strict=True)
