@@ -5,6 +5,7 @@ NetworkPolicy of its own."""
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 
 from components.kubernetes.vllm_kubernetes import VllmKubernetes, _status_fields
 from tests.conftest import RunProgram, shipped_stack
-from tests.pulumi_harness import recording_mocks
+from tests.pulumi_harness import as_manifest, recording_mocks
 from tests.stack_builders import make_spec
 
 
@@ -84,3 +85,33 @@ def test_prometheus_operators_crds_are_read_first_and_named_in_the_log(program: 
     assert not [u for u in dashboard.dependencies if "CustomResourceDefinition" in u]
     (line,) = [line for line in run.infos if "prometheus-operator's CRDs" in line]
     assert all(crd in line for crd in crds) and "observability.prometheusOperator: false" in line
+
+
+def test_the_pull_secret_carries_the_stacks_login(program: RunProgram) -> None:
+    """What the kubelet sends the registry: the stack file's user and the password given, and
+    `auth` base64 of user:password (Docker's config format), by hand: base64("robot:pw-1") = cm9ib3Q6cHctMQ==."""
+    config = shipped_stack("a100-k8s")
+    config["vllm-serving:image"] = {**config["vllm-serving:image"], "username": "robot", "registry": "harbor.local"}
+    run = program(config, stack="a100-k8s", secrets={"apiKey": "SENTINEL-login-key", "registryPassword": "pw-1"})
+    (secret,) = [r for r in run.resources if r.type == "kubernetes:core/v1:Secret"
+                 and r.inputs["type"] == "kubernetes.io/dockerconfigjson"]
+    auths = json.loads(as_manifest(secret.inputs["stringData"])[".dockerconfigjson"])["auths"]
+    assert auths == {"harbor.local": {"username": "robot", "password": "pw-1", "auth": "cm9ib3Q6cHctMQ=="}}
+
+
+def test_every_resource_of_a_full_stack_is_a_child_of_the_component(program: RunProgram) -> None:
+    """A resource's URN carries its parent's type: one registered outside the component (the
+    dashboard, the budget, the adopting provider) would get a new URN, and `pulumi up` would
+    replace it."""
+    config = shipped_stack("a100-k8s")
+    config["vllm-serving:kubernetes"] = {**config["vllm-serving:kubernetes"], "replicas": 2,
+                                         "cache": {"accessMode": "ReadWriteMany"}}
+    config["vllm-serving:observability"] = {"prometheusOperator": True, "grafanaDashboard": True}
+    run = program(config, stack="a100-k8s", secrets={"apiKey": "SENTINEL-child-key"})
+    (component,) = [r for r in run.resources if r.type == "vllm-serving:kubernetes:VllmKubernetes"]
+    mine = [r for r in run.resources if r.type.startswith(("kubernetes:", "pulumi:providers:kubernetes"))]
+    kinds = {r.type.rsplit(":", 1)[1] for r in mine}
+    assert {"PodDisruptionBudget", "ConfigMap", "ServiceMonitor", "PrometheusRule", "kubernetes"} <= kinds
+    assert [r.name for r in mine if not r.parent.endswith(f"VllmKubernetes::{component.name}")] == []
+    (adopting,) = [r for r in mine if r.type == "pulumi:providers:kubernetes"]
+    assert adopting.name == "vllm-adopting"
