@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import stat
 import threading
 from pathlib import Path
 
 import pytest
 
 from tests.paths import PROJECT_DIR, stack_file
-from vllm_serving.bounded_read import FileRefused, open_regular_file, read_regular_file, size_text
+from vllm_serving.bounded_read import FileRefused, _kind, open_regular_file, read_regular_file, size_text
 from vllm_serving.cli import main
 
 
@@ -43,6 +44,42 @@ def test_a_file_past_the_cap_is_refused(tmp_path: Path) -> None:
     assert refused.value.too_large
     assert refused.value.reason == "is larger than 2 KiB"
     assert read_regular_file(path, 4096) == b"x" * 2049
+    # the cap is the largest size taken, not the first refused one
+    assert read_regular_file(path, 2049) == b"x" * 2049
+
+
+@pytest.mark.parametrize(("file_type", "named"), [
+    (stat.S_IFDIR, "a directory"), (stat.S_IFIFO, "a pipe (FIFO)"), (stat.S_IFCHR, "a device"),
+    (stat.S_IFBLK, "a device"), (stat.S_IFSOCK, "a socket"), (stat.S_IFLNK, "not a regular file"),
+])
+def test_each_file_type_is_named_as_people_call_it(file_type: int, named: str) -> None:
+    """The file type bits of st_mode (stat(2)); a block device or a socket cannot be made without
+    privileges in a test, so the names are checked on the mode the open descriptor reports."""
+    assert _kind(file_type | 0o644) == named
+
+
+def test_opening_a_terminal_never_makes_it_the_controlling_one() -> None:
+    """configFile pointing at a tty (/dev/pts/N, /dev/console) is refused; the open itself must not make
+    it the process's controlling terminal (O_NOCTTY), which a daemonised run (a session leader
+    with no terminal, as under CI or systemd) would otherwise take and then get its signals."""
+    pid = os.fork()
+    if pid == 0:  # the child: a new session without a terminal, as a daemon is
+        code = 3
+        try:
+            os.setsid()
+            _, follower = os.openpty()  # glibc opens its own end with O_NOCTTY
+            try:
+                open_regular_file(Path(os.ttyname(follower)))
+            except FileRefused:
+                code = 2
+            try:
+                os.close(os.open("/dev/tty", os.O_RDONLY))  # opens only with a controlling terminal
+            except OSError:
+                code = 0 if code == 2 else code
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_a_regular_file_opens_for_reading_from_its_start(tmp_path: Path) -> None:
