@@ -88,3 +88,33 @@ def test_catalog_encoders_cite_their_published_processor_config() -> None:
     # every catalog model with a vision tower has its encoder, but Mistral Small 3.1 (Pixtral: not modelled)
     towers = {name for name, model in MODELS.items() if model.vision_params_billion}
     assert towers - set(encoders) == {"Mistral-Small-3.1-24B-Instruct-2503"}
+
+
+QWEN2_VL_7B = Path(__file__).parents[1] / "fixtures" / "hf" / "qwen2-vl-7b-instruct.config.json"
+# Qwen/Qwen2-VL-7B-Instruct's preprocessor_config.json: min_pixels 3136, max_pixels 12845056
+QWEN2_VL_IMAGE = {"min_pixels": 3136, "max_pixels": 12845056, "patch_size": 14, "temporal_patch_size": 2,
+                  "merge_size": 2}
+
+
+def test_qwen2_vl_encoder_is_embed_dim_wide_and_hands_over_hidden_size(tmp_path: Path) -> None:
+    """Qwen2-VL's vision_config names the encoder's width `embed_dim` (1280) and the width it hands
+    the language model `hidden_size` (3584): vLLM builds Qwen2VisionTransformer with
+    embed_dim = vision_config.embed_dim, mlp_ratio x embed_dim wide MLPs and a merger out to
+    vision_config.hidden_size (model_executor/models/qwen2_vl.py)."""
+    shutil.copy(QWEN2_VL_7B, tmp_path / "config.json")
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps(QWEN2_VL_IMAGE))
+    model = load_hf_config(tmp_path / "config.json")
+    vision = model.vision
+    assert vision is not None
+    assert (vision.family, vision.depth, vision.hidden_size, vision.intermediate_size, vision.num_heads) == (
+        "qwen2_vl", 32, 1280, 4 * 1280, 16)
+    assert (vision.out_hidden_size, vision.image_max_pixels, vision.gated_mlp) == (3584, 12845056, False)
+    assert (vision.patch_size, vision.temporal_patch_size, vision.spatial_merge_size, vision.in_channels) == (
+        14, 2, 2, 3)
+    # the tower by hand: 32 blocks of qkv + proj (4 x 1280^2), fc1 + fc2 (2 x 1280 x 5120), two
+    # LayerNorms and the biases (4 x 1280 + 2 x 5120); the 3 x 2 x 14 x 14 patch embedding; the
+    # merger's 5120 x 5120 and 5120 x 3584: 675.7 M, the "675M" ViT of the Qwen2-VL report
+    by_hand = 32 * (4 * 1280**2 + 2 * 1280 * 5120 + 4 * 1280 + 2 * 5120) + 3 * 2 * 14 * 14 * 1280 \
+        + 5120**2 + 5120 * 3584
+    assert model.vision_params_billion == pytest.approx(by_hand / 1e9, abs=0.001)
+    assert by_hand / 1e9 == pytest.approx(0.675, abs=0.001)
