@@ -4,11 +4,13 @@ published config's numbers, multiplied out by hand in each test."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.paths import FIXTURES
-from vllm_serving.catalog.checkpoint import checkpoint_bytes, element_counts
-from vllm_serving.catalog.hf_config import load_hf_config
+from vllm_serving.catalog.checkpoint import checkpoint_bytes, derived_intermediate_size, element_counts
+from vllm_serving.catalog.hf_config import load_hf_config, parse_hf_config
 from vllm_serving.catalog.models import MODELS
 
 
@@ -96,3 +98,70 @@ def test_the_source_of_a_shape_count_names_its_packing() -> None:
     assert "16-bit packing" in checkpoint_bytes(MODELS["Qwen3-8B"]).source
     assert "fp8 packing" in checkpoint_bytes(MODELS["Qwen3-32B-FP8"]).source
 
+
+
+def test_dense_attention_is_query_output_and_key_value_projections() -> None:
+    """Qwen3-8B (hidden 4096, 32 heads of 128, 8 KV heads, 36 layers): q_proj and o_proj
+    4096 x 4096 each, k_proj and v_proj 4096 x 1024 each, a layer."""
+    counts = element_counts(MODELS["Qwen3-8B"])
+    assert counts["attention_qo"] == 36 * (4096 * 4096 + 4096 * 4096)
+    assert counts["attention_kv"] == 36 * 2 * 4096 * 8 * 128
+    assert counts["attention_replicated"] == 0
+
+
+def test_a_moe_without_a_shared_expert_has_no_shared_gate() -> None:
+    """Qwen3-30B-A3B: 48 layers of a 2048 -> 128 router alone (qwen3_moe.py: no shared expert)."""
+    counts = element_counts(MODELS["Qwen3-30B-A3B"])
+    assert counts["router"] == 48 * 2048 * 128
+    assert counts["shared_expert"] == 0
+
+
+@pytest.mark.parametrize(("config", "published"), [
+    ("catalog/configs/deepseek-ai--DeepSeek-V3.config.json", 671),  # the V3 report: 671 B, MTP module aside
+    ("fixtures/hf/deepseek-v2-lite-chat.config.json", 15.7),  # the model card: 15.7 B total
+])
+def test_mla_models_count_their_published_parameters(config: str, published: float) -> None:
+    assert load_hf_config(FIXTURES.parent / config).params_billion == pytest.approx(published, rel=1e-3)
+
+
+def test_qwen3_30b_a3b_parameters_by_hand() -> None:
+    """Embeddings and head 2 x 151936 x 2048; 48 layers of attention (2 x 2048 x 4096 + 2 x 2048 x
+    512), 128 experts of 3 x 2048 x 768 and a 2048 x 128 router: 30.53 B (the card: 30.5 B)."""
+    by_hand = (2 * 151936 * 2048 + 48 * (2 * 2048 * 4096 + 2 * 2048 * 512 + 128 * 3 * 2048 * 768 + 2048 * 128)) / 1e9
+    model = load_hf_config(FIXTURES.parent / "catalog" / "configs" / "Qwen--Qwen3-30B-A3B.config.json")
+    assert model.params_billion == pytest.approx(by_hand, abs=0.005)
+
+
+def test_mlp_only_layers_are_dense_mlps_of_intermediate_size() -> None:
+    """qwen3_moe.py: a layer listed in mlp_only_layers gets Qwen3MoeMLP(config.intermediate_size)
+    instead of experts. Qwen3-30B-A3B with layers 0 and 1 so listed: two layers trade 128 experts
+    of 768 and their router for one 6144-wide MLP."""
+    path = FIXTURES.parent / "catalog" / "configs" / "Qwen--Qwen3-30B-A3B.config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    base = parse_hf_config(config)
+    two_dense = parse_hf_config(config | {"mlp_only_layers": [0, 1]})
+    assert two_dense.experts is not None and two_dense.experts.dense_layers == 2
+    moved = 2 * (128 * 3 * 2048 * 768 + 2048 * 128 - 3 * 2048 * 6144) / 1e9
+    assert two_dense.params_billion == pytest.approx(base.params_billion - moved, abs=0.01)
+    counts = element_counts(two_dense)
+    assert counts["mlp"] == 2 * 3 * 2048 * 6144
+    assert counts["experts"] == 46 * 128 * 3 * 2048 * 768
+
+
+@pytest.mark.parametrize("name", ["Qwen3-8B", "Qwen3-14B", "Qwen3-32B", "Llama-3.1-8B", "Llama-3.1-70B",
+                                  "Llama-3.1-405B"])
+def test_an_mlp_width_left_out_is_recovered_from_the_parameter_count(name: str) -> None:
+    """An inline architecture without intermediateSize: the width its parameter count leaves for
+    the MLPs is the published intermediate_size (within 0.1%), and the MLPs are counted with it."""
+    published = MODELS[name]
+    assert published.intermediate_size is not None
+    inline = published.model_copy(update={"intermediate_size": None})
+    width = derived_intermediate_size(inline)
+    assert width == pytest.approx(published.intermediate_size, rel=1e-3)
+    assert element_counts(inline)["mlp"] == published.num_hidden_layers * 3 * published.hidden_size * width
+
+
+def test_a_derived_mlp_width_stays_between_hidden_and_six_times_it() -> None:
+    qwen = MODELS["Qwen3-8B"].model_copy(update={"intermediate_size": None})
+    assert derived_intermediate_size(qwen.model_copy(update={"params_billion": 1.3})) == 4096
+    assert derived_intermediate_size(qwen.model_copy(update={"params_billion": 80.0})) == 6 * 4096

@@ -88,3 +88,25 @@ def test_the_checkpoint_dtype_is_read_where_transformers_writes_it(
     config["text_config"].update(text)
     config.update(top)
     assert parse_hf_config(config).weights_dtype == dtype
+
+
+def test_gemma3_vision_tower_by_hand() -> None:
+    """SigLIP: 27 blocks of 1152 (qkv + out 4 x 1152^2, fc1 + fc2 2 x 1152 x 4304, norms and
+    biases), a 14 x 14 patch embedding, 64 x 64 positions, then one 1152 -> 2560 projection:
+    0.42 B, the published 4.30 B less the language model's 3.88 B."""
+    by_hand = 27 * (4 * 1152**2 + 2 * 1152 * 4304 + 4 * 1152 + 2 * 4304) + 3 * 14 * 14 * 1152 \
+        + 64 * 64 * 1152 + 1152 * 2560
+    model = parse_hf_config(_published(GEMMA3_4B))
+    assert model.vision_params_billion == pytest.approx(by_hand / 1e9, abs=0.001)
+    assert by_hand / 1e9 == pytest.approx(4.30 - 3.88, abs=0.005)
+
+
+def test_rope_parameters_as_newer_transformers_write_them_are_read_as_rope_scaling() -> None:
+    """transformers 5 writes rope_scaling as rope_parameters, per layer type where layers differ
+    (Gemma 3: a linear factor 8 on the global layers); vLLM's patch_rope_parameters reads both."""
+    config = _published(GEMMA3_4B)
+    config["text_config"]["rope_parameters"] = {
+        "full_attention": config["text_config"].pop("rope_scaling") | {"rope_theta": 1000000},
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000}}
+    scalings = parse_hf_config(config).rope_scaling
+    assert [(s.rope_type, s.factor) for s in scalings] == [("linear", 8.0)]
