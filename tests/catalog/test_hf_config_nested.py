@@ -110,3 +110,20 @@ def test_rope_parameters_as_newer_transformers_write_them_are_read_as_rope_scali
         "sliding_attention": {"rope_type": "default", "rope_theta": 10000}}
     scalings = parse_hf_config(config).rope_scaling
     assert [(s.rope_type, s.factor) for s in scalings] == [("linear", 8.0)]
+
+
+def test_a_quantization_config_at_the_top_of_a_nested_config_is_read() -> None:
+    """Qwen's FP8 multimodal checkpoints and NVIDIA's NVFP4 ones put quantization_config beside
+    text_config, not in it (nvidia/Qwen3.6-27B-NVFP4's published config.json)."""
+    config = json.loads((FIXTURES.parent / "catalog" / "configs" / "nvidia--Qwen3.6-27B-NVFP4.config.json")
+                        .read_text(encoding="utf-8"))
+    assert "quantization_config" not in config["text_config"]
+    assert parse_hf_config(config).quantization == "modelopt"
+
+
+def test_qwen2_vl_rope_scaling_with_mrope_sections_is_multimodal_rope() -> None:
+    """Qwen2-VL-7B-Instruct gives its mrope_section under rope_scaling (no rope_parameters): vLLM's
+    MRotaryEmbedding, whose cos/sin cache is four times max_position_embeddings."""
+    model = parse_hf_config(_published("qwen2-vl-7b-instruct.config.json"))
+    assert model.multimodal_rope
+    assert not parse_hf_config(_published("qwen3-4b.config.json")).multimodal_rope

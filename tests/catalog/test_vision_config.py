@@ -194,3 +194,14 @@ def test_gemma3_image_tokens_default_to_the_config_classs_256() -> None:
     vision = vision_encoder(config, {}, "gemma")
     assert vision is not None and (vision.image_tokens, vision.image_placeholder_tokens) == (256, 260)
     assert vision.out_hidden_size == 2560  # the language model's width, from text_config
+
+
+def test_llava_runs_clip_up_to_its_feature_layer() -> None:
+    """llava.py: a negative vision_feature_layer counts from the end (-1: all 24 CLIP layers run),
+    a positive one is the number of layers run."""
+    llava = {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava",
+             "text_config": {"hidden_size": 4096},
+             "vision_config": {"hidden_size": 1024, "image_size": 336, "intermediate_size": 4096,
+                               "num_attention_heads": 16, "num_hidden_layers": 24, "patch_size": 14}}
+    depths = [vision_encoder(llava | {"vision_feature_layer": layer}, {}, "llava") for layer in (-1, 12)]
+    assert [v.depth if v else None for v in depths] == [24, 12]
