@@ -8,6 +8,7 @@ import shutil
 import socket
 import stat
 import threading
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,22 @@ def test_a_file_past_the_cap_is_refused(tmp_path: Path) -> None:
     assert read_regular_file(path, 4096) == b"x" * 2049
     # the cap is the largest size taken, not the first refused one
     assert read_regular_file(path, 2049) == b"x" * 2049
+
+
+def test_a_huge_file_is_refused_without_being_read(tmp_path: Path) -> None:
+    """A 256 MiB file (sparse: no disk used) against a 1 KiB cap: at most cap + 1 bytes are read,
+    so memory stays at kilobytes whatever the file's size (a 10 GB file never fills it)."""
+    path = tmp_path / "huge"
+    with path.open("wb") as handle:
+        handle.truncate(256 * 2**20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(FileRefused):
+            read_regular_file(path, 1024)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20
 
 
 @pytest.mark.parametrize(("file_type", "named"), [
@@ -99,7 +116,7 @@ def test_a_regular_file_opens_for_reading_from_its_start(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(("limit", "named"), [(256 * 1024, "256 KiB"), (4 * 2**20, "4 MiB"), (64 * 2**20, "64 MiB"),
-                                              (3 * 2**19, "1536 KiB")])
+                                              (3 * 2**19, "1536 KiB"), (2**20, "1 MiB"), (3 * 2**20, "3 MiB")])
 def test_a_cap_is_named_in_the_unit_it_was_set_in(limit: int, named: str) -> None:
     assert size_text(limit) == named
 
