@@ -79,3 +79,56 @@ def test_no_verb_prints_a_control_character(project: Path, argv: list[str],
     out = capsys.readouterr()
     assert raw_controls(out.out, keep="\n") == [] and raw_controls(out.err, keep="\n") == []
     assert "== y ==" not in out.out.splitlines() and "\\x1b" in out.out + out.err
+
+
+# One character of each category that is not text (Unicode's General_Category values, as
+# unicodedata gives them), with the escape Python itself writes for it (`repr`/`ascii` spell a
+# character below U+0100 as \xNN, below U+10000 as \uNNNN, above as \UNNNNNNNN).
+@pytest.mark.parametrize(("char", "escaped"), [
+    ("\x1b", "\\x1b"),  # Cc: ESC, the start of every terminal escape sequence
+    ("\x85", "\\x85"),  # Cc: NEL, a C1 line break
+    ("\xad", "\\xad"),  # Cf: soft hyphen, invisible
+    ("\u202e", "\\u202e"),  # Cf: right-to-left override
+    ("\u2028", "\\u2028"),  # Zl: line separator
+    ("\u2029", "\\u2029"),  # Zp: paragraph separator
+    ("\ud800", "\\ud800"),  # Cs: a lone surrogate (an undecodable file name byte)
+    ("\U000e0001", "\\U000e0001"),  # Cf past the Basic Multilingual Plane: LANGUAGE TAG
+    ("\U0001d173", "\\U0001d173"),  # Cf: MUSICAL SYMBOL BEGIN BEAM, invisible
+])
+def test_each_kind_of_non_text_is_written_as_python_escapes_it(char: str, escaped: str) -> None:
+    assert escaped == ascii(char)[1:-1]  # the oracle: Python's own spelling of the character
+    assert printable(f"a{char}b") == f"a{escaped}b"
+
+
+@pytest.mark.parametrize("text", ["\U00010000", "\u0100", "\xe9t\xe9", "\u4e2d\u6587", "\U0001f600", "\ufb01"])
+def test_letters_and_symbols_outside_ascii_are_shown_as_they_are(text: str) -> None:
+    # U+10000 and U+0100 sit right at the escapes' width boundaries; they are letters
+    assert printable(text) == text
+
+
+def test_printable_keeps_only_the_characters_it_is_told_to() -> None:
+    assert printable("a\nb\tc") == "a\\x0ab\\x09c"  # a single line (a finding) keeps nothing
+    assert printable("a\nb\tc", keep="\t") == "a\\x0ab\tc"
+
+
+def test_a_stream_writes_what_it_is_given_and_reports_its_length() -> None:
+    sink = io.StringIO()
+    stream = EscapingStream(sink)
+    # print() and logging rely on write() returning the characters taken, as TextIOBase does
+    assert stream.write("\x1b[2J") == 4
+    assert sink.getvalue() == "\\x1b[2J"
+
+
+def test_a_stream_answers_for_the_stream_it_wraps() -> None:
+    """argparse, colour decisions and print() ask the wrapped stream for its encoding, whether it is
+    a terminal, its errors handler: the wrapper passes those through."""
+    raw = io.BytesIO()
+    stream = EscapingStream(io.TextIOWrapper(raw, encoding="latin-1", errors="strict"))
+    assert stream.encoding == "latin-1" and stream.errors == "strict"
+    isatty = stream.isatty
+    assert callable(isatty) and isatty() is False
+    stream.write("caf\xe9\n")
+    stream.flush()  # flush reaches the wrapped stream: the bytes are there
+    assert raw.getvalue() == b"caf\xe9\n"
+    with pytest.raises(AttributeError):
+        stream.no_such_attribute  # noqa: B018 - an unknown name is still an AttributeError

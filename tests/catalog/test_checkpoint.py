@@ -177,3 +177,27 @@ def test_the_shards_headers_together_are_bounded(tmp_path: Path, monkeypatch: py
         shard(tmp_path / name, {name: ("BF16", [8, 8])})  # ~100 bytes each: the third passes 200
     with pytest.raises(HeaderError, match="add up to more than"):
         header_weights(tmp_path, 1)
+
+
+def test_mtp_tensors_inside_the_model_prefix_are_counted_apart(tmp_path: Path) -> None:
+    """LongCat-Flash keeps its MTP layer under `model.mtp.` (vLLM's longcat_flash.py skips every
+    name holding `.mtp.` when it loads the served model); Qwen3.5's is `mtp.` at the top."""
+    shard(tmp_path / "model.safetensors", {"model.mtp.layers.0.mlp.up_proj.weight": ("BF16", [64, 32]),
+                                           "mtp.fc.weight": ("BF16", [32, 64]),
+                                           "model.layers.0.mlp.up_proj.weight": ("BF16", [64, 32]),
+                                           "model.layers.1.mlp.up_proj.weight": ("BF16", [64, 32])})
+    found = header_weights(tmp_path, 2)
+    assert found is not None
+    assert (found.loaded_bytes, found.mtp_bytes) == (2 * 64 * 32 * 2, 2 * 64 * 32 * 2)
+    # DeepSeek's next-n layer is the layer numbered num_hidden_layers: with 1 decoder layer, layer 1
+    found = header_weights(tmp_path, 1)
+    assert found is not None and found.mtp_bytes == 3 * 64 * 32 * 2
+
+
+def test_an_unknown_dtype_is_named_in_at_most_twenty_characters(tmp_path: Path) -> None:
+    """safetensors' dtype names are short (F8_E4M3, BF16): a hostile one is quoted cut."""
+    hostile = '{"w": {"dtype": "' + "Q" * 5000 + '", "shape": [1], "data_offsets": [0, 0]}}'
+    _raw_shard(tmp_path / "model.safetensors", hostile)
+    with pytest.raises(HeaderError) as refused:
+        header_weights(tmp_path, 1)
+    assert str(refused.value) == f"tensor 'w': unknown dtype {'Q' * 20!r}"

@@ -87,5 +87,8 @@ def test_unreadable_file(tmp_path: Path, content: str) -> None:
 
 
 def test_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="no such file"):
+    with pytest.raises(ConfigError) as missing:
         load_hf_config(tmp_path / "absent.json")
+    # no stack key: the finding's key is the path, and the message says what is wrong with it
+    assert missing.value.findings[0].key == str(tmp_path / "absent.json")
+    assert missing.value.findings[0].message == "no such file"

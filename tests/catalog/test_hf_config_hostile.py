@@ -37,3 +37,14 @@ def test_refused_with_a_finding(change: dict[str, Any]) -> None:
 ])
 def test_real_names_pass(change: dict[str, Any], field: str, value: str) -> None:
     assert getattr(parse_hf_config({**QWEN3_4B, **change}), field) == value
+
+
+def test_a_refused_name_says_which_key_and_what_to_do() -> None:
+    for change, key in (({"quantization_config": {"quant_method": "fp8 --trust-remote-code"}}, "quant_method"),
+                        ({"model_type": "qwen3\nx"}, "model_type"), ({"architectures": "Qwen3ForCausalLM"},
+                                                                       "architectures")):
+        with pytest.raises(ConfigError) as refused:
+            parse_hf_config({**QWEN3_4B, **change})
+        finding = refused.value.findings[0]
+        assert finding.message.startswith(f"{key} is ")
+        assert finding.fix == "pass the model's own config.json as published on Hugging Face"

@@ -83,7 +83,8 @@ def test_capacity_suggests_the_card_for_a_mistyped_number(capsys: pytest.Capture
 def test_a_model_as_people_type_it_is_taken_and_said_back(typed: str, entry: str) -> None:
     found = lookup_model(typed)
     assert found.name == entry
-    assert found.note is not None and f"taken as {entry}" in found.note
+    # said back as the user typed it (the URL included), not as it was looked up
+    assert found.note is not None and found.note.startswith(f"{typed!r} taken as {entry} (")
 
 
 @pytest.mark.parametrize("typed", ["unsloth/Qwen3-8B", "Qwen/Qwen3-8B-FP8", "llama 70b"])
@@ -105,3 +106,12 @@ def test_capacity_takes_typed_names_and_says_so(capsys: pytest.CaptureFixture[st
     assert out.startswith("Qwen3-8B on 1 x RTX-4090")
     assert "--gpu 'NVIDIA GeForce RTX 4090' taken as RTX-4090" in err
     assert "--model 'Qwen/Qwen3-8B' taken as Qwen3-8B" in err
+
+
+def test_a_typo_close_to_several_spellings_of_one_card_still_gets_three_suggestions() -> None:
+    """`H100-80` is closest to several spellings of the H100 80GB (its catalog name, nvidia-smi's,
+    the node label's): those count once, and the next closest cards fill the three suggestions."""
+    found = lookup_gpu("H100-80")
+    assert found.name is None
+    assert len(found.candidates) == 3 and found.candidates[0] == "H100-80GB"
+    assert len(set(found.candidates)) == 3

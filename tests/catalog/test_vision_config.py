@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vllm_serving.catalog.hf_config import load_hf_config
+from vllm_serving.catalog.hf_config import load_hf_config, parse_hf_config
 from vllm_serving.catalog.models import MODELS
 from vllm_serving.catalog.vision_config import vision_encoder
 
@@ -88,3 +88,120 @@ def test_catalog_encoders_cite_their_published_processor_config() -> None:
     # every catalog model with a vision tower has its encoder, but Mistral Small 3.1 (Pixtral: not modelled)
     towers = {name for name, model in MODELS.items() if model.vision_params_billion}
     assert towers - set(encoders) == {"Mistral-Small-3.1-24B-Instruct-2503"}
+
+
+QWEN2_VL_7B = Path(__file__).parents[1] / "fixtures" / "hf" / "qwen2-vl-7b-instruct.config.json"
+# Qwen/Qwen2-VL-7B-Instruct's preprocessor_config.json: min_pixels 3136, max_pixels 12845056
+QWEN2_VL_IMAGE = {"min_pixels": 3136, "max_pixels": 12845056, "patch_size": 14, "temporal_patch_size": 2,
+                  "merge_size": 2}
+
+
+def test_qwen2_vl_encoder_is_embed_dim_wide_and_hands_over_hidden_size(tmp_path: Path) -> None:
+    """Qwen2-VL's vision_config names the encoder's width `embed_dim` (1280) and the width it hands
+    the language model `hidden_size` (3584): vLLM builds Qwen2VisionTransformer with
+    embed_dim = vision_config.embed_dim, mlp_ratio x embed_dim wide MLPs and a merger out to
+    vision_config.hidden_size (model_executor/models/qwen2_vl.py)."""
+    shutil.copy(QWEN2_VL_7B, tmp_path / "config.json")
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps(QWEN2_VL_IMAGE))
+    model = load_hf_config(tmp_path / "config.json")
+    vision = model.vision
+    assert vision is not None
+    assert (vision.family, vision.depth, vision.hidden_size, vision.intermediate_size, vision.num_heads) == (
+        "qwen2_vl", 32, 1280, 4 * 1280, 16)
+    assert (vision.out_hidden_size, vision.image_max_pixels, vision.gated_mlp) == (3584, 12845056, False)
+    assert (vision.patch_size, vision.temporal_patch_size, vision.spatial_merge_size, vision.in_channels) == (
+        14, 2, 2, 3)
+    # the tower by hand: 32 blocks of qkv + proj (4 x 1280^2), fc1 + fc2 (2 x 1280 x 5120), two
+    # LayerNorms and the biases (4 x 1280 + 2 x 5120); the 3 x 2 x 14 x 14 patch embedding; the
+    # merger's 5120 x 5120 and 5120 x 3584: 675.7 M, the "675M" ViT of the Qwen2-VL report
+    by_hand = 32 * (4 * 1280**2 + 2 * 1280 * 5120 + 4 * 1280 + 2 * 5120) + 3 * 2 * 14 * 14 * 1280 \
+        + 5120**2 + 5120 * 3584
+    assert model.vision_params_billion == pytest.approx(by_hand / 1e9, abs=0.001)
+    assert by_hand / 1e9 == pytest.approx(0.675, abs=0.001)
+
+
+def _qwen2_vl(vision: dict[str, object]) -> dict[str, object]:
+    config: dict[str, object] = json.loads(QWEN2_VL_7B.read_text(encoding="utf-8"))
+    config["vision_config"] = vision
+    return config
+
+
+# Qwen/Qwen2.5-VL-7B-Instruct's vision_config as published: a SwiGLU MLP (hidden_act silu)
+# 3420 wide, 1280-wide blocks handing 3584 over
+QWEN25_VL_7B_VISION = {"depth": 32, "hidden_act": "silu", "hidden_size": 1280, "intermediate_size": 3420,
+                       "num_heads": 16, "in_chans": 3, "out_hidden_size": 3584, "patch_size": 14,
+                       "spatial_merge_size": 2, "spatial_patch_size": 14, "window_size": 112,
+                       "fullatt_block_indexes": [7, 15, 23, 31], "tokens_per_second": 2, "temporal_patch_size": 2}
+
+
+def test_qwen2_5_vl_runs_a_gated_mlp() -> None:
+    """qwen2_5_vl.py Qwen2_5_VisionMLP: gate_up_proj (two 3420-wide halves) then down_proj."""
+    config = _qwen2_vl(QWEN25_VL_7B_VISION) | {"architectures": ["Qwen2_5_VLForConditionalGeneration"],
+                                              "model_type": "qwen2_5_vl"}
+    vision = vision_encoder(config, {"image": QWEN2_VL_IMAGE}, "qwen2.5-vl")
+    assert vision is not None
+    assert (vision.family, vision.gated_mlp, vision.hidden_size, vision.intermediate_size) == (
+        "qwen2_5_vl", True, 1280, 3420)
+    assert vision.output_width == 3584
+    # the tower by hand, three MLP matrices a block: 676.4 M
+    by_hand = 32 * (4 * 1280**2 + 3 * 1280 * 3420 + 4 * 1280 + 2 * 3420) + 3 * 2 * 14 * 14 * 1280 \
+        + 5120**2 + 5120 * 3584
+    assert parse_hf_config(config).vision_params_billion == pytest.approx(by_hand / 1e9, abs=0.001)
+
+
+def test_qwen2_vl_mlp_ratio_is_read_and_defaults_to_four() -> None:
+    """Qwen2VLVisionConfig's mlp_ratio defaults to 4 (transformers); a config that states another
+    ratio gets MLPs of that ratio x embed_dim."""
+    published = json.loads(QWEN2_VL_7B.read_text(encoding="utf-8"))["vision_config"]
+    without = {k: v for k, v in published.items() if k != "mlp_ratio"}
+    default = vision_encoder(_qwen2_vl(without), {"image": QWEN2_VL_IMAGE}, "qwen2-vl")
+    other = vision_encoder(_qwen2_vl(published | {"mlp_ratio": 2.5}), {"image": QWEN2_VL_IMAGE}, "qwen2-vl")
+    assert default is not None and other is not None
+    assert (default.intermediate_size, other.intermediate_size) == (5120, 3200)
+
+
+def test_the_merge_and_patch_sizes_are_the_configs() -> None:
+    """transformers' tiny Qwen2.5-VL test config merges no patches (spatial_merge_size 1): one
+    token per patch; the published ones merge 2 x 2."""
+    tiny = QWEN25_VL_7B_VISION | {"spatial_merge_size": 1, "patch_size": 16, "temporal_patch_size": 1}
+    config = _qwen2_vl(tiny) | {"architectures": ["Qwen2_5_VLForConditionalGeneration"]}
+    vision = vision_encoder(config, {"image": QWEN2_VL_IMAGE}, "tiny")
+    assert vision is not None
+    assert (vision.spatial_merge_size, vision.patch_size, vision.temporal_patch_size) == (1, 16, 1)
+
+
+def test_qwen3_vl_deepstack_levels_widen_what_the_encoder_hands_over(tmp_path: Path) -> None:
+    """Qwen3-VL's deepstack_visual_indexes [8, 16, 24]: three more out_hidden_size-wide outputs a
+    token (qwen3_vl.py concatenates them), and three more mergers in the tower."""
+    config = json.loads((CONFIGS / "Qwen--Qwen3.6-35B-A3B.config.json").read_text(encoding="utf-8"))
+    plain = parse_hf_config(config)
+    config["vision_config"]["deepstack_visual_indexes"] = [8, 16, 24]
+    stacked = vision_encoder(config, {"image": QWEN35_IMAGE, "video": QWEN35_VIDEO}, "qwen3-vl")
+    assert stacked is not None
+    out = config["vision_config"]["out_hidden_size"]
+    assert (stacked.deepstack_layers, stacked.output_width) == (3, 4 * out)
+    merged = 4 * config["vision_config"]["hidden_size"]
+    merger = merged * merged + merged * out
+    assert parse_hf_config(config).vision_params_billion == pytest.approx(
+        plain.vision_params_billion + 3 * merger / 1e9, abs=0.001)
+
+
+def test_gemma3_image_tokens_default_to_the_config_classs_256() -> None:
+    """Gemma3Config's mm_tokens_per_image defaults to 256: a config.json that leaves it out still
+    gives 256 tokens an image (and 260 prompt tokens with the markers and line breaks)."""
+    config = json.loads((Path(__file__).parents[1] / "fixtures" / "hf" / "gemma-3-4b-it.config.json").read_text())
+    del config["mm_tokens_per_image"]
+    vision = vision_encoder(config, {}, "gemma")
+    assert vision is not None and (vision.image_tokens, vision.image_placeholder_tokens) == (256, 260)
+    assert vision.out_hidden_size == 2560  # the language model's width, from text_config
+
+
+def test_llava_runs_clip_up_to_its_feature_layer() -> None:
+    """llava.py: a negative vision_feature_layer counts from the end (-1: all 24 CLIP layers run),
+    a positive one is the number of layers run."""
+    llava = {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava",
+             "text_config": {"hidden_size": 4096},
+             "vision_config": {"hidden_size": 1024, "image_size": 336, "intermediate_size": 4096,
+                               "num_attention_heads": 16, "num_hidden_layers": 24, "patch_size": 14}}
+    depths = [vision_encoder(llava | {"vision_feature_layer": layer}, {}, "llava") for layer in (-1, 12)]
+    assert [v.depth if v else None for v in depths] == [24, 12]

@@ -17,7 +17,7 @@ def vision_params(top: Mapping[str, Any], text_hidden: int) -> float:
     if not isinstance(vision, Mapping) or not (vision.get("depth") or vision.get("num_hidden_layers")):
         return 0.0
     depth = int(vision.get("depth") or vision["num_hidden_layers"])
-    hidden = int(vision.get("hidden_size") or vision.get("embed_dim") or 0)
+    hidden = int(vision.get("embed_dim") or vision.get("hidden_size") or 0)  # Qwen2-VL: embed_dim
     inner = int(vision.get("intermediate_size") or 4 * hidden)
     mats = 3 if str(vision.get("hidden_act", "")).startswith("silu") else 2
     block = 4 * hidden * hidden + mats * hidden * inner + 4 * hidden + 2 * inner

@@ -1,0 +1,72 @@
+"""A value the facts refuse is named by the config.json key it was read from (hf_config.py reads
+`num_experts_per_tok` into `experts_per_token`, `layer_types` into the attention layer count...),
+so the user knows which line of their file to correct."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from tests.paths import FIXTURES
+from vllm_serving.catalog.config_json_errors import refused_value
+from vllm_serving.catalog.hf_config import parse_hf_config
+from vllm_serving.catalog.models import MODELS, LinearAttention, ModelArchitecture
+from vllm_serving.findings import ConfigError
+
+
+def _published(path: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((FIXTURES.parent / path).read_text(encoding="utf-8"))
+    return data
+
+
+QWEN35 = "fixtures/hf/qwen3.5-27b.config.json"
+QWEN3_MOE = "catalog/configs/Qwen--Qwen3-30B-A3B.config.json"
+DEEPSEEK_LITE = "fixtures/hf/deepseek-v2-lite-chat.config.json"
+QWEN3_4B = "fixtures/hf/qwen3-4b.config.json"
+
+
+@pytest.mark.parametrize(("config", "nested", "change", "key"), [
+    (QWEN35, True, {"linear_num_key_heads": -1}, "linear_num_key_heads"),
+    (QWEN35, True, {"linear_key_head_dim": -1}, "linear_key_head_dim"),
+    (QWEN35, True, {"linear_value_head_dim": -1}, "linear_value_head_dim"),
+    (QWEN35, True, {"linear_conv_kernel_dim": -1}, "linear_conv_kernel_dim"),
+    (QWEN35, True, {"mtp_num_hidden_layers": -1}, "mtp_num_hidden_layers"),
+    (QWEN35, True, {"layer_types": ["linear_attention"] * 64}, "layer_types"),  # no attention layer left
+    (QWEN3_MOE, False, {"num_experts_per_tok": -1}, "num_experts_per_tok"),
+    (QWEN3_MOE, False, {"moe_intermediate_size": -1}, "moe_intermediate_size"),
+    (DEEPSEEK_LITE, False, {"n_shared_experts": -1}, "n_shared_experts"),
+    (QWEN3_4B, False, {"vocab_size": -10**7}, "hidden_size, intermediate_size or vocab_size (the parameter count)"),
+])
+def test_the_message_and_the_fix_name_the_key_as_the_file_spells_it(
+        config: str, nested: bool, change: dict[str, Any], key: str) -> None:
+    data = _published(config)
+    (data["text_config"] if nested else data).update(change)
+    with pytest.raises(ConfigError) as refused:
+        parse_hf_config(data, "config.json")
+    finding = refused.value.findings[0]
+    assert finding.message.startswith(f"{key} is ")
+    assert finding.fix.startswith(f"correct {key} in the config.json")
+
+
+def _refusal(model: type[ModelArchitecture | LinearAttention], facts: dict[str, Any]) -> str:
+    with pytest.raises(ValidationError) as refused:
+        model.model_validate(facts)
+    return refused_value(refused.value)[0]
+
+
+@pytest.mark.parametrize(("field", "value", "key"), [
+    ("architecture", "", "architectures"),
+    ("weights_dtype", "float8", "torch_dtype"),
+    ("sliding_window_layers", -1, "layer_types"),
+])
+def test_facts_no_published_file_can_break_still_name_its_key(field: str, value: object, key: str) -> None:
+    """The architecture comes from `architectures`, the dtype from `torch_dtype`, the attention
+    layer counts from `layer_types`: what parse_hf_config reads them from."""
+    facts = MODELS["Qwen3.5-27B"].model_dump() | {field: value}
+    assert _refusal(ModelArchitecture, facts).startswith(f"{key} is ")
+    linear = {"num_layers": 0, "num_key_heads": 16, "num_value_heads": 48, "key_head_dim": 128,
+              "value_head_dim": 128}
+    assert _refusal(LinearAttention, linear).startswith("layer_types is 0")
