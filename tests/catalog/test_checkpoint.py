@@ -105,8 +105,12 @@ def test_a_header_longer_than_any_checkpoint_is_refused_unread(tmp_path: Path) -
         header_weights(tmp_path, 1)
 
 
-def test_an_index_naming_files_outside_its_directory_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"w": "../x.safetensors"}}))
+@pytest.mark.parametrize("shard", ["../x.safetensors", "sub/x.safetensors", "/etc/x.safetensors",
+                                   ".x.safetensors"])
+def test_an_index_naming_files_outside_its_directory_is_refused(tmp_path: Path, shard: str) -> None:
+    """A shard in a subdirectory, elsewhere or hidden is no file Hugging Face's layout puts beside
+    the index: refused before anything is opened."""
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"w": shard}}))
     with pytest.raises(HeaderError, match="outside the directory"):
         header_weights(tmp_path, 1)
 

@@ -70,3 +70,19 @@ def test_facts_no_published_file_can_break_still_name_its_key(field: str, value:
     linear = {"num_layers": 0, "num_key_heads": 16, "num_value_heads": 48, "key_head_dim": 128,
               "value_head_dim": 128}
     assert _refusal(LinearAttention, linear).startswith("layer_types is 0")
+
+
+@pytest.mark.parametrize(("config", "nested", "missing"), [
+    # an MoE with neither moe_intermediate_size nor intermediate_size has no expert width to build
+    # (qwen3_moe.py FusedMoE(intermediate_size=config.moe_intermediate_size)): named as the MoE key
+    (QWEN3_MOE, False, ("moe_intermediate_size", "intermediate_size")),
+    (QWEN3_4B, False, ("hidden_size",)),
+    (QWEN35, True, ("linear_key_head_dim",)),
+])
+def test_a_missing_key_is_named_as_the_file_spells_it(config: str, nested: bool, missing: tuple[str, ...]) -> None:
+    data = _published(config)
+    for key in missing:
+        del (data["text_config"] if nested else data)[key]
+    with pytest.raises(ConfigError) as refused:
+        parse_hf_config(data, "config.json")
+    assert f"has no '{missing[0]}'" in refused.value.findings[0].message

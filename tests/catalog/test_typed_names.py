@@ -115,3 +115,11 @@ def test_a_typo_close_to_several_spellings_of_one_card_still_gets_three_suggesti
     assert found.name is None
     assert len(found.candidates) == 3 and found.candidates[0] == "H100-80GB"
     assert len(set(found.candidates)) == 3
+
+
+@pytest.mark.parametrize(("typed", "entry"),
+                         [("v100-32gb", "V100-32GB"), ("qwen3-8b", "Qwen3-8B"), (" QWEN3-8B ", "Qwen3-8B")])
+def test_the_catalogs_own_spelling_in_another_case_is_taken_without_a_word(typed: str, entry: str) -> None:
+    """Case aside, the catalog's own name is no guess: nothing is said back (`how` is None)."""
+    found = lookup_gpu(typed) if entry == "V100-32GB" else lookup_model(typed)
+    assert (found.name, found.how) == (entry, None)
