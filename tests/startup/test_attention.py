@@ -22,7 +22,9 @@ from msgspec.structs import replace
 
 from vllm_serving.catalog.gpus import GPUS
 from vllm_serving.catalog.models import MODELS
-from vllm_serving.engine.release_registry import load
+from vllm_serving.engine import release_facts
+from vllm_serving.engine.expressions import names_in
+from vllm_serving.engine.release_registry import known_versions, load
 from vllm_serving.startup.attention import AttentionQuery, kv_read_failure, layer_queries, priorities, query_for, select
 
 V0_19 = load("0.19.1")
@@ -171,3 +173,50 @@ def test_an_mla_layer_caches_the_compressed_latent_and_its_rope_part() -> None:
     assert (mla.head_size, mla.use_mla) == (576, True)
     plain = query_for(V0_19, deepseek, GPUS["H200"], "bfloat16", None, use_mla=False)
     assert plain.head_size == deepseek.head_dim
+
+
+V0_34 = load("0.34.0")
+NON_MLA_V0_34 = ["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TURBOQUANT"]
+
+
+@pytest.mark.parametrize(("capability", "first"), [((9, 0), "FLASH_ATTN"), ((8, 0), "FLASH_ATTN"),
+                                                   ((10, 0), "FLASHINFER")])
+def test_v0_34_picks_its_first_backend_for_a_plain_decoder_layer(capability: tuple[int, int], first: str) -> None:
+    """vLLM v0.34.0 `platforms/cuda.py` `_get_backend_priorities`: FlashInfer first on 10.x unless
+    the layer is non-causal (a plain decoder is causal), FlashAttention first elsewhere; the
+    selector's other inputs (no context or decode-context parallelism, no KV connector, no
+    restricted sliding window, no adaptive verification) are vLLM's defaults for a plain stack, so
+    the first backend is valid and nothing is left undecided."""
+    query = layer(capability)
+    order = priorities(V0_34, query)
+    assert order is not None and order[0] == first
+    assert sorted(order) == sorted(NON_MLA_V0_34)
+    if capability[0] == 10:
+        return  # FlashInfer's checks on 10.x are not all statically readable: the preflight judges them
+    verdict = select(V0_34, query, None)
+    assert verdict is not None
+    assert (verdict.backend, verdict.forced, verdict.undecided, dict(verdict.tried)) == (first, False, False, {})
+
+
+def test_every_input_a_shipped_releases_backend_checks_read_is_given() -> None:
+    """A name a check reads that the query does not give leaves the check unreadable (undecided):
+    every name in every recorded release's `validate_configuration` checks is one of the inputs."""
+    for version in known_versions():
+        release = load(version)
+        given = set(layer((9, 0)).values(release))
+        read = {name for facts in release_facts.backends(release).values() for check in facts.checks or ()
+                for text in (check.when, check.reason_expr) if text for name in names_in(text)}
+        assert read <= given, (version, read - given)
+
+
+def test_the_inputs_a_plain_stack_never_turns_on_are_vllms_defaults() -> None:
+    """vLLM v0.34.0 `v1/attention/backend.py` `validate_configuration`: has_sliding_window,
+    use_non_causal, use_batch_invariant, use_kv_connector, use_pcp, use_adaptive_verification,
+    use_dcp and use_rswa default to False; the model runner passes use_sparse and
+    use_per_head_quant_scales False and attn_type "decoder" for a decoder layer without them."""
+    values = layer((9, 0)).values(V0_34)
+    off = ("has_sliding_window", "use_non_causal", "use_batch_invariant", "use_kv_connector", "use_pcp",
+           "use_adaptive_verification", "use_dcp", "use_rswa", "use_sparse", "use_per_head_quant_scales",
+           "use_mla", "has_sink", "use_mm_prefix")
+    assert {name: values[name] for name in off} == dict.fromkeys(off, False)
+    assert (values["attn_type"], values["head_size"], values["num_heads"]) == ("decoder", 128, 64)
