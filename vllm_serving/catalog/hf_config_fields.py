@@ -9,6 +9,13 @@ from typing import Any
 from vllm_serving.catalog.checkpoint_config import CheckpointQuantization, QuantScheme, RopeScaling
 
 
+def encoder_width(vision: Mapping[str, Any]) -> int:
+    """The vision encoder's own width: Qwen2-VL names it embed_dim and the width it hands the
+    language model hidden_size (qwen2_vl.py: embed_dim = vision_config.embed_dim); the other
+    encoders (Qwen2.5-VL on, SigLIP, CLIP) name it hidden_size."""
+    return int(vision.get("embed_dim") or vision.get("hidden_size") or 0)
+
+
 def vision_params(top: Mapping[str, Any], text_hidden: int) -> float:
     """Parameters (billions) of a vision tower from `vision_config`: its blocks (qkv and output
     projections, a gated or plain MLP, norms), patch and position embeddings, and the projector
@@ -17,7 +24,7 @@ def vision_params(top: Mapping[str, Any], text_hidden: int) -> float:
     if not isinstance(vision, Mapping) or not (vision.get("depth") or vision.get("num_hidden_layers")):
         return 0.0
     depth = int(vision.get("depth") or vision["num_hidden_layers"])
-    hidden = int(vision.get("embed_dim") or vision.get("hidden_size") or 0)  # Qwen2-VL: embed_dim
+    hidden = encoder_width(vision)
     inner = int(vision.get("intermediate_size") or 4 * hidden)
     mats = 3 if str(vision.get("hidden_act", "")).startswith("silu") else 2
     block = 4 * hidden * hidden + mats * hidden * inner + 4 * hidden + 2 * inner

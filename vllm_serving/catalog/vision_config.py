@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from vllm_serving.bounded_read import FileRefused, read_regular_file
+from vllm_serving.catalog.hf_config_fields import encoder_width
 from vllm_serving.catalog.vision import VisionEncoder, VisionFamily
 
 _QWEN_FAMILIES: tuple[tuple[str, VisionFamily], ...] = (
@@ -41,9 +42,7 @@ def _qwen(family: VisionFamily, vision: Mapping[str, Any], hidden: int, image: M
     video_max = _longest_edge(video) if family == "qwen3_vl" else None
     if image_max is None or (family == "qwen3_vl" and video_max is None):
         return None
-    # Qwen2-VL names the encoder's width embed_dim and the width it hands over hidden_size
-    # (qwen2_vl.py: embed_dim = vision_config.embed_dim); Qwen2.5-VL on: hidden_size, out_hidden_size
-    width = int(vision.get("embed_dim") or vision.get("hidden_size") or 0)
+    width = encoder_width(vision)
     inner = vision.get("intermediate_size") or int(vision.get("mlp_ratio", 4) * width)
     return VisionEncoder(
         family=family, depth=int(vision["depth"]), hidden_size=width, intermediate_size=int(inner),
