@@ -1,7 +1,9 @@
 """Runs the real program (`__main__.py`) under Pulumi's mock engine and records everything.
 
 Recorded per resource: type, name, parent, inputs (secrets unwrapped), the raw wire form (where
-secrets keep their secret marker) and the resource options that protect data and replacements.
+secrets keep their secret marker) and the resource options that protect data and replacements; per
+read, its parent; per log line, the resource it is printed beside (`pulumi up` shows it in that
+resource's row), which Pulumi's own mock engine drops.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.config import set_all_config
+from pulumi.runtime.proto import engine_pb2
 
 from tests.crd_schema import read_crd
 from tests.paths import PROJECT, PROJECT_DIR, ROOT, stack_file
@@ -53,6 +56,29 @@ class Registered:
     """The option was set, true or false: false then overrides the provider's delete-first default."""
     ignore_changes: tuple[str, ...] = ()
     replace_on_changes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Logged:
+    """One diagnostic line as the engine received it."""
+
+    level: str  # "info", "warning", ...
+    message: str
+    urn: str
+    """The resource it is printed beside; "" for none (a line at the top of the output)."""
+
+
+class _RecordingEngine(pulumi_mocks.MockEngine):
+    """Pulumi's mock engine, which logs the message alone, also keeping the resource's URN."""
+
+    def __init__(self, logger: logging.Logger | None, logged: list[Logged]) -> None:
+        super().__init__(logger)
+        self.logged = logged
+
+    def Log(self, request: Any) -> None:  # noqa: N802 - gRPC name
+        level = engine_pb2.LogSeverity.Name(request.severity).lower()
+        self.logged.append(Logged(level, request.message, request.urn))
+        super().Log(request)
 
 
 class _Mocks(pulumi.runtime.Mocks):
@@ -96,9 +122,12 @@ class _Monitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.registered: list[Registered] = []
         self.reads: list[tuple[str, str, str]] = []  # (type, name, id): stack references
+        self.read_parents: dict[str, str] = {}  # read's name -> its parent's URN ("" for none)
+        self.logged: list[Logged] = []
 
     def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC name
         self.reads.append((request.type, request.name, request.id))
+        self.read_parents[request.name] = request.parent
         return super().ReadResource(request)
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC name
@@ -158,6 +187,10 @@ class ProgramRun:
     warnings: list[str] = field(default_factory=list)
     reads: list[tuple[str, str, str]] = field(default_factory=list)
     infos: list[str] = field(default_factory=list)
+    read_parents: dict[str, str] = field(default_factory=dict)
+    """Each read's name -> its parent's URN."""
+    logged: list[Logged] = field(default_factory=list)
+    """Every diagnostic line with the resource it is printed beside."""
 
     def of_type(self, suffix: str) -> list[Registered]:
         """Resources of that type; one-shot containers (the preflight) only through `one_shot`."""
@@ -191,6 +224,7 @@ def recording_mocks(
     settings.ROOT.set(None)  # a fresh root stack per run
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=preview,
                              logger=logger, monitor=monitor)
+    settings.SETTINGS.engine = _RecordingEngine(logger, monitor.logged)
     return monitor
 
 
@@ -316,4 +350,5 @@ def run_program(
         set_all_config({}, [])
     warnings = [r.getMessage() for r in collect.records if r.levelno == logging.WARNING]
     infos = [r.getMessage() for r in collect.records if r.levelno == logging.INFO]
-    return ProgramRun(monitor.registered, resolved, secret_outputs, warnings, monitor.reads, infos)
+    return ProgramRun(monitor.registered, resolved, secret_outputs, warnings, monitor.reads, infos,
+                      monitor.read_parents, monitor.logged)

@@ -54,3 +54,15 @@ def test_each_hosts_server_runs_on_that_hosts_docker(program: Any) -> None:
         provider = providers[f"vllm-qwen36-{host_id}-docker"]
         assert container.provider.split("::")[-1].startswith(f"{provider.name}"), (host_id, container.provider)
         assert provider.inputs["host"] == docker_hosts[host_id]
+
+
+def test_every_hosts_deployment_is_a_child_of_the_fleet(program: Any) -> None:
+    # a URN carries its ancestors' types (VllmFleet$VllmDeployment$...:Container): a deployment
+    # registered outside the fleet would give every host's volumes and server new URNs, and the
+    # next `pulumi up` would create them anew and delete the old ones (servers all down at once)
+    run: ProgramRun = program(fleet_config(), stack="fleet")
+    (fleet,) = [r for r in run.resources if r.type == "vllm-serving:docker:VllmFleet"]
+    deployments = [r for r in run.resources if r.type == "vllm-serving:docker:VllmDeployment"]
+    assert sorted(d.name for d in deployments) == sorted(f"vllm-qwen36-{h}" for h in IDS)
+    for deployment in deployments:
+        assert deployment.parent.endswith(f"$vllm-serving:docker:VllmFleet::{fleet.name}"), deployment.parent

@@ -27,6 +27,15 @@ def test_never_healthy_names_the_container_start_period_and_logs_command(program
     assert "container.startupTimeout" in hint
 
 
+def test_never_healthy_hint_is_printed_beside_the_server_container(program) -> None:
+    # the provider's "container never became healthy" error shows in the container's row of
+    # `pulumi up`; the hint that says what to do stands beside it, not at the top of the output
+    run = _run(program, "v100")
+    (hint,) = [entry for entry in run.logged if "GET /health" in entry.message]
+    server = run.one("Container")
+    assert hint.urn.endswith(f"$docker:index/container:Container::{server.name}"), hint.urn
+
+
 def test_logs_command_targets_the_stacks_docker_host(program) -> None:
     config = shipped_stack("a100")
     config["vllm-serving:target"] = {**config.get("vllm-serving:target", {}), "dockerHost": "ssh://ops@gpu-7"}

@@ -85,6 +85,13 @@ def test_prometheus_operators_crds_are_read_first_and_named_in_the_log(program: 
     assert not [u for u in dashboard.dependencies if "CustomResourceDefinition" in u]
     (line,) = [line for line in run.infos if "prometheus-operator's CRDs" in line]
     assert all(crd in line for crd in crds) and "observability.prometheusOperator: false" in line
+    # under the component in `pulumi preview`'s tree, and the install hint beside the first read
+    component = run.one("vllm-serving:kubernetes:VllmKubernetes")
+    assert {name: parent.rsplit("::", 1)[1] for name, parent in run.read_parents.items()} == {
+        "vllm-servicemonitors-crd": component.name, "vllm-prometheusrules-crd": component.name}
+    assert all("VllmKubernetes::" in parent for parent in run.read_parents.values())
+    (logged,) = [entry for entry in run.logged if "prometheus-operator's CRDs" in entry.message]
+    assert logged.urn.endswith("CustomResourceDefinition::vllm-servicemonitors-crd"), logged.urn
 
 
 def test_the_pull_secret_carries_the_stacks_login(program: RunProgram) -> None:

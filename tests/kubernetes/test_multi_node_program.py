@@ -51,6 +51,12 @@ def test_the_crd_is_read_and_the_plan_lists_what_is_registered(program: RunProgr
     run = program(_config(), stack="llama-2n")
     assert [(t, i) for t, _, i in run.reads] == [(CRD_TYPE, CRD_NAME)]
     assert any(INSTALL_COMMAND in line for line in run.infos)
+    # the read sits under the component in `pulumi preview`'s tree, the install line beside it
+    component = run.one("vllm-serving:kubernetes:VllmKubernetes")
+    (parent,) = run.read_parents.values()
+    assert parent.endswith(f"vllm-serving:kubernetes:VllmKubernetes::{component.name}"), parent
+    (hint,) = [entry for entry in run.logged if INSTALL_COMMAND in entry.message]
+    assert hint.urn.endswith(f"CustomResourceDefinition::{component.name}-lws-crd"), hint.urn
     spec = two_node_spec()
     assert run.applied() == sorted(planned_kubernetes_resources(spec))
 

@@ -24,6 +24,15 @@ def test_pending_hint_names_the_gpu_request_selector_and_describe(program) -> No
     assert "kubernetes.nodeSelector" in hint and "hardware.count" in hint
 
 
+def test_pending_hint_is_printed_beside_the_workload(program) -> None:
+    # the provider's timeout error shows in the workload's row of `pulumi up`: the hint that says
+    # why must stand there too, not at the top of a long output
+    run = program(shipped_stack("a100-k8s"), stack="a100-k8s", secrets={})
+    (hint,) = [line for line in run.logged if "Pending" in line.message]
+    assert hint.level == "info"
+    assert hint.urn.endswith("$kubernetes:apps/v1:Deployment::vllm"), hint.urn
+
+
 def test_pending_hint_follows_a_custom_node_selector(program) -> None:
     config: dict[str, Any] = shipped_stack("a100-k8s")
     config["vllm-serving:kubernetes"] = {**config["vllm-serving:kubernetes"],
