@@ -53,6 +53,12 @@ test-docker: env
 demo: env
 	$(UV) run --frozen python tools/demo.py --stack $(DEMO_STACK) --name $(DEMO_NAME)
 
+## make cli-reference: write docs/cli-reference.md again from the parser (every verb's arguments and
+##   help texts); tests/cli/test_cli_reference.py fails when it is out of date
+.PHONY: cli-reference
+cli-reference: env
+	$(UV) run --frozen python -m tools.cli_reference
+
 ## make lint: ruff, and the import contracts (layers one way, no Pulumi in the core, no cycles)
 lint: env
 	@echo "make: ruff and lint-imports (~10 s)"

@@ -81,7 +81,7 @@ def build_parser(verb: str | None = None) -> Parser:
         description="Plan, check and render vLLM deployments from the Pulumi stack files, offline.",
     )
     parser.add_argument("--version", action=_VersionAction)
-    parser.add_argument("--project-dir", type=Path, default=Path.cwd(),
+    parser.add_argument("--project-dir", type=Path, default=Path.cwd(), metavar="DIR",
                         help="directory holding Pulumi.yaml and the stack files (default: .)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     loaded = {VERBS[verb][0]} if verb in VERBS else set(COMMANDS) if verb is None else set()

@@ -45,7 +45,7 @@ def register(sub: Any) -> None:
     parser.add_argument("log", metavar="LOG", help="the start-up log: a file, or - for standard input")
     parser.add_argument("--write-case", type=Path, metavar="FILE",
                         help="also write the start-up as a corpus case (YAML) to FILE")
-    parser.add_argument("--source-url", default="",
+    parser.add_argument("--source-url", default="", metavar="URL",
                         help="where the log is published (the corpus cites every case; https://...)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)

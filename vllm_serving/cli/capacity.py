@@ -85,11 +85,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--gpu", help="catalog GPU, e.g. A100-80GB")
     parser.add_argument("--gpus", "--count", type=positive_int, metavar="N",
                         help="GPUs available, as init's --count (default: TP x PP)")
-    parser.add_argument("--tp", type=int, help="tensor parallel size (default: the smallest that fits)")
-    parser.add_argument("--pp", type=int, help="pipeline parallel size (default 1)")
+    parser.add_argument("--tp", type=int, metavar="N", help="tensor parallel size (default: the smallest that fits)")
+    parser.add_argument("--pp", type=int, metavar="N", help="pipeline parallel size (default 1)")
     parser.add_argument("--dtype", choices=get_args(Dtype), help="--dtype (default auto)")
     parser.add_argument("--kv-cache-dtype", choices=get_args(KvCacheDtype), help="default auto")
-    parser.add_argument("--gpu-memory-utilization", type=positive_float,
+    parser.add_argument("--gpu-memory-utilization", type=positive_float, metavar="SHARE",
                         help="share of each GPU's memory (default: the release's, 0.9; 0.92 from v0.20)")
     parser.add_argument("--max-model-len", type=tokens, metavar="TOKENS",
                         help="32768, 32k (32000) or 32K (32768), as vLLM reads it (default: the model's "
@@ -101,17 +101,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs (vLLM's flag)")
     parser.add_argument("--optimization-level", choices=("0", "1", "2", "3"), metavar="{0,1,2,3}",
                         help="vLLM's -O: 0 no CUDA graphs, 1 piecewise, 2 and 3 full and piecewise (default 2)")
-    parser.add_argument("--available-kv-gib", type=positive_float,
+    parser.add_argument("--available-kv-gib", type=positive_float, metavar="GIB",
                         help="KV memory vLLM logged ('Available KV cache memory'); skips the estimate")
     parser.add_argument("--enable-prefix-caching", action=argparse.BooleanOptionalAction,
                         help="as vLLM's flag (default: vLLM's for the model, off for hybrids); "
                              "on, hybrid models keep 2 state blocks per request ('align' mode)")
     parser.add_argument("--num-speculative-tokens", type=non_negative_int, metavar="N",
                         help="speculative tokens per step (default 0)")
-    parser.add_argument("--speculative-method",
+    parser.add_argument("--speculative-method", metavar="METHOD",
                         help="draft method of --num-speculative-tokens (default mtp: the model's "
                              "MTP layers join the KV cache and their weights the budget)")
-    parser.add_argument("--vllm-version",
+    parser.add_argument("--vllm-version", metavar="VERSION",
                         help="image's vLLM version, e.g. v0.19.1 (default: the project's image.tag "
                              "in Pulumi.yaml, else v0.19.1)")
     parser.add_argument("--for-context", type=tokens, metavar="TOKENS",

@@ -173,6 +173,6 @@ def register(subparsers: Any) -> None:
                         help=f"print secret values given as {ENV_PREFIX}<KEY> variables instead of ********")
     parser.add_argument("--host", metavar="ID", default=None,
                         help="a Docker fleet (target.hosts): render only this host (one Compose file)")
-    parser.add_argument("--output", "-o", type=Path, default=None,
+    parser.add_argument("--output", "-o", type=Path, default=None, metavar="FILE",
                         help="write to FILE instead of stdout (replaced atomically; a symlink is refused)")
     parser.set_defaults(func=run)

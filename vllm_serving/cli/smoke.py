@@ -55,9 +55,9 @@ def register(sub: Any) -> None:
         "smoke", help=verb_help("smoke"),
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("stack", metavar="STACK", help=STACK_HELP)
-    parser.add_argument("--base-url", type=_base_url, default=None,
+    parser.add_argument("--base-url", type=_base_url, default=None, metavar="URL",
                         help="the API to check, e.g. http://localhost:8000/v1 (default: the stack's baseUrl)")
-    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_SECONDS,
+    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_SECONDS, metavar="SECONDS",
                         help=f"seconds each request may take (default {DEFAULT_TIMEOUT_SECONDS:g})")
     parser.add_argument("--host", metavar="ID", default=None,
                         help="a Docker fleet (target.hosts): check only this host (default: every host)")
