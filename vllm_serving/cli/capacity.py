@@ -18,6 +18,7 @@ from vllm_serving.catalog.models import ModelArchitecture
 from vllm_serving.cli.arg_types import non_negative_int, positive_float, positive_int, tokens
 from vllm_serving.cli.capacity_tp import choose_tp
 from vllm_serving.cli.exits import Unusable
+from vllm_serving.cli.stacks import stack_target
 from vllm_serving.cli.typed_names import UnusableName, gpu_named, model_named
 from vllm_serving.cli.verbs import verb_help
 from vllm_serving.findings import PROJECT, ConfigError, Finding
@@ -32,7 +33,7 @@ from vllm_serving.planner.capacity import (
 from vllm_serving.settings import Dtype, KvCacheDtype
 from vllm_serving.settings.stack_config import parse_stack_config
 from vllm_serving.spec import ServingSpec, resolve
-from vllm_serving.stack_files.loader import load_spec, project_defaults, stack_name, stack_path
+from vllm_serving.stack_files.loader import load_spec, project_defaults
 from vllm_serving.views.capacity_summary import Question, capacity_text
 
 # The JSON keys scripts rely on first, then the rest of the plan.
@@ -200,10 +201,9 @@ def _name_flag(finding: Finding) -> Finding:
 
 
 def _stack_spec(args: argparse.Namespace) -> ServingSpec:
-    item: str = args.stack
-    if item.endswith((".yaml", ".yml")) or "/" in item:
-        return load_spec(Path(item), stack_name(Path(item)), args.project_dir)
-    return load_spec(stack_path(args.project_dir, item), item, args.project_dir)
+    """The STACK argument read as every verb reads it (cli/stacks.py)."""
+    stack, path = stack_target(args.project_dir, args.stack)
+    return load_spec(path, stack, args.project_dir)
 
 
 def _label(args: argparse.Namespace, spec: ServingSpec) -> str:
