@@ -67,6 +67,21 @@ def test_a_bad_flag_under_json_is_json(capsys: pytest.CaptureFixture[str]) -> No
     assert data["verb"] == "plan" and data["usage"].startswith("usage: vllm-stack plan")
 
 
+def test_a_bad_flag_and_a_missing_stack_read_alike_under_json(capsys: pytest.CaptureFixture[str]) -> None:
+    # docs/cli.md: {"verb": ..., "error": ..., "findings": [...]} for every error, laid out as every
+    # other --json output (two-space indents), a bad flag's with its usage besides
+    with pytest.raises(SystemExit):
+        main(["plan", "v100", "--max-model-len", "8k", "--json"])
+    bad_flag = capsys.readouterr().out
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", "no-such-stack", "--json"]) == 2
+    missing = capsys.readouterr().out
+    for out in (bad_flag, missing):
+        data = json.loads(out)
+        assert out == json.dumps(data, indent=2) + "\n"
+        assert [k for k in data if k != "usage"] == ["verb", "error", "findings"]
+    assert json.loads(bad_flag)["findings"] == [] and "unrecognized arguments: --max-model-len 8k" in bad_flag
+
+
 @pytest.fixture
 def broken(tmp_path: Path) -> Path:
     """A project whose stack has a config error (a GPU the catalog lacks) but reads fine."""

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from vllm_serving.cli.exits import UNUSABLE, Unusable, exit_code, print_error
+from vllm_serving.cli.exits import UNUSABLE, Unusable, error_json, exit_code, print_error
 from vllm_serving.cli.verbs import VERBS
 from vllm_serving.findings import ConfigError
 from vllm_serving.terminal_text import EscapingStream
@@ -57,8 +56,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         if self.json_errors:
             verb = self.prog.removeprefix("vllm-stack").strip() or None
-            print(json.dumps({"verb": verb, "error": message, "usage": self.format_usage().strip(),
-                              "findings": []}, indent=2))
+            print(error_json(verb, message, usage=self.format_usage().strip()))
         super().error(message)  # the verb's usage and the message on stderr, exit 2
 
 

@@ -41,11 +41,16 @@ def exit_code(findings: Sequence[Finding]) -> int:
     return UNUSABLE if unreadable(findings) else FINDINGS
 
 
+def error_json(verb: str | None, message: str, findings: Sequence[Finding] = (), usage: str | None = None) -> str:
+    """The JSON object of an error, one layout for every verb and for a bad argument (with `usage`)."""
+    return json.dumps({"verb": verb, "error": message, **({"usage": usage} if usage is not None else {}),
+                       "findings": [f.as_dict() for f in findings]}, indent=2)
+
+
 def print_error(verb: str, message: str | None, as_json: bool, findings: Sequence[Finding] = ()) -> None:
     """An error the way the verb's output is read: lines on stderr, and a JSON object on stdout."""
     if as_json:
-        print(json.dumps({"verb": verb, "error": message or "; ".join(f"{f.key}: {f.message}" for f in findings),
-                          "findings": [f.as_dict() for f in findings]}, indent=2))
+        print(error_json(verb, message or "; ".join(f"{f.key}: {f.message}" for f in findings), findings))
     if message:
         print(f"vllm-stack {verb}: {message}", file=sys.stderr)
     for finding in findings:
