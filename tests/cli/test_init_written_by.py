@@ -1,0 +1,82 @@
+"""What `vllm-stack init` leaves for the next person: the header's command writes the same file
+again, `--json` says what was written and copied, and a file made meanwhile is never replaced."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+import vllm_serving.cli.init as init_verb
+from tests.paths import FIXTURES, PROJECT_DIR
+from vllm_serving.cli import main
+
+QWEN3_4B = FIXTURES / "hf" / "qwen3-4b.config.json"
+HEADER = "# Stack mine, written by: "
+
+
+def _project(root: Path) -> Path:
+    root.mkdir()
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", root)
+    return root
+
+
+def _written_by(text: str) -> list[str]:
+    (line,) = [line for line in text.splitlines() if line.startswith(HEADER)]
+    return shlex.split(line.removeprefix(HEADER))
+
+
+@pytest.mark.parametrize("given", [
+    ["--gpu", "A100-80GB", "--count", "4", "--model", "Qwen3.5-27B"],
+    ["--gpu", "4090", "--count", "2", "--model", "Qwen/Qwen3-8B", "--max-model-len", "16k", "--tp", "1",
+     "--dp", "2", "--target", "kubernetes", "--registry", "harbor.local:30000/vllm/vllm-openai",
+     "--tag", "v0.20.2", "--weights", "/data/models/qwen3 8b"],
+], ids=["catalog names", "every option, typed names, a space in a path"])
+def test_the_headers_command_writes_the_same_file_again(tmp_path: Path, given: list[str],
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    first = _project(tmp_path / "first")
+    assert main(["--project-dir", str(first), "init", "mine", *given]) == 0
+    text = (first / "Pulumi.mine.yaml").read_text()
+    words = _written_by(text)
+    assert words[:3] == ["vllm-stack", "init", "mine"]
+    again = _project(tmp_path / "again")
+    capsys.readouterr()
+    assert main(["--project-dir", str(again), *words[1:]]) == 0
+    assert (again / "Pulumi.mine.yaml").read_text() == text
+    assert "taken as" not in capsys.readouterr().err  # the header spells names as the catalog does
+
+
+def test_json_says_what_was_written_and_where_the_config_was_copied(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project(tmp_path / "p")
+    assert main(["--project-dir", str(project), "init", "mine", "--gpu", "L4", "--count", "2",
+                 "--model-config", str(QWEN3_4B), "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    copied = project / "models" / "qwen3-4b" / "config.json"
+    assert copied.read_bytes() == QWEN3_4B.read_bytes()
+    assert {key: said[key] for key in ("stack", "file", "written", "configCopiedTo", "gpu", "count", "model")} == {
+        "stack": "mine", "file": str(project / "Pulumi.mine.yaml"), "written": True,
+        "configCopiedTo": str(copied), "gpu": "L4", "count": 2, "model": "models/qwen3-4b/config.json"}
+
+
+def test_a_file_made_while_init_decided_is_kept_and_nothing_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # another `init` (or an editor) creates the file after the up-front check: the write refuses it
+    project = _project(tmp_path / "p")
+    target = project / "Pulumi.mine.yaml"
+    decide = init_verb.new_stack
+
+    def decide_while_someone_writes(*args: object, **kwargs: object) -> init_verb.NewStack:
+        target.write_text("config: {}  # a colleague's\n")
+        return decide(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(init_verb, "new_stack", decide_while_someone_writes)
+    assert main(["--project-dir", str(project), "init", "mine", "--gpu", "L4", "--count", "1",
+                 "--model-config", str(QWEN3_4B)]) == 2
+    assert capsys.readouterr().err == (f"vllm-stack init: {target} already exists; refusing to overwrite it, "
+                                       "nothing written\n")
+    assert target.read_text() == "config: {}  # a colleague's\n"
+    assert not (project / "models").exists()  # the config.json copy is taken back
