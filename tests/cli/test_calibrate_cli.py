@@ -112,6 +112,20 @@ def test_a_file_without_start_up_lines_is_refused(tmp_path: Path, capsys: pytest
     assert _run(project, str(project / "other.log")) == 2
     assert "has no 'Model loading took'" in capsys.readouterr().err
     assert _run(project, str(project / "missing.log")) == 2
+    assert "vllm-stack calibrate: cannot read " in capsys.readouterr().err
+
+
+def test_a_missing_log_under_json_is_a_json_error_naming_the_verb(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # a script reads stdout as JSON whatever happened (docs/cli.md "Exit codes and errors")
+    project = _project(tmp_path)
+    missing = project / "missing.log"
+    assert _run(project, str(missing), "--json") == 2
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == {"verb": "calibrate",
+                                        "error": f"cannot read {missing}: No such file or directory",
+                                        "findings": []}
+    assert captured.err == f"vllm-stack calibrate: cannot read {missing}: No such file or directory\n"
 
 
 @pytest.mark.parametrize("special", ["fifo", "/dev/zero", "directory"])

@@ -241,3 +241,27 @@ def test_for_context_says_whether_the_server_serves_that_length(capsys: pytest.C
     assert main(["capacity", *V100_8K, "--for-context", "8K", "--json"]) == 1
     past = json.loads(capsys.readouterr().out)["for_context"]
     assert (past["tokens"], past["within_max_model_len"]) == (8192, False)
+
+
+@pytest.mark.parametrize(("level", "mode"), [("0", "none"), ("1", "piecewise"), ("2", "full_and_piecewise"),
+                                             ("3", "full_and_piecewise")])
+def test_the_optimization_level_picks_vllms_cuda_graph_mode(level: str, mode: str,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # vLLM v0.19.1 config/vllm.py OPTIMIZATION_LEVEL_00..03: cudagraph_mode NONE, PIECEWISE,
+    # FULL_AND_PIECEWISE, FULL_AND_PIECEWISE
+    base = ["--model", "Qwen3-8B", "--gpu", "A100-80GB", "--tp", "1", "--vllm-version", "v0.19.1"]
+    data = _json([*base, "--optimization-level", level], capsys)
+    assert data["cudagraph_mode"] == mode
+    assert (data["cudagraph_estimate_gib"] == 0) == (mode == "none")
+
+
+def test_for_context_reads_as_a_server_of_that_length(capsys: pytest.CaptureFixture[str]) -> None:
+    # requests of 8192 tokens on a 32768-token server: the KV cache holds as many as on a server
+    # sized for 8192 (the budget does not depend on the length), both figures to two places
+    base = ["--model", "Qwen3-8B", "--gpu", "A100-80GB", "--tp", "1"]
+    asked = _json([*base, "--max-model-len", "32768", "--for-context", "8192"], capsys)["for_context"]
+    at_8k = _json([*base, "--max-model-len", "8192"], capsys)
+    assert asked == {"tokens": 8192, "max_concurrency": at_8k["max_concurrency"],
+                     "pessimistic_max_concurrency": at_8k["pessimistic_max_concurrency"],
+                     "within_max_model_len": True}
+    assert at_8k["pessimistic_max_concurrency"] != round(at_8k["pessimistic_max_concurrency"])  # type: ignore[call-overload]

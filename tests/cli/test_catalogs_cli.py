@@ -50,6 +50,14 @@ def test_models_json_gives_the_hugging_face_id_and_the_weights(capsys) -> None:
     assert abs(qwen3["totalWeightsGib"] - 32.76e9 * 2 / 2**30) < 0.05  # bf16: 2 bytes a parameter
 
 
+def test_models_json_gives_the_weights_to_the_hundredth_of_a_gib(capsys) -> None:
+    # Qwen/Qwen3-8B: 8.19 B parameters in bf16 (the catalog's count, to 0.005 B: +-0.01 GiB)
+    assert main(["models", "--json"]) == 0
+    qwen3 = next(row for row in json.loads(capsys.readouterr().out) if row["name"] == "Qwen3-8B")
+    assert abs(qwen3["totalWeightsGib"] - 8.19e9 * 2 / 2**30) < 0.01
+    assert qwen3["totalWeightsGib"] == round(qwen3["totalWeightsGib"], 2)
+
+
 def test_gpus_json_gives_capability_memory_and_precisions(capsys) -> None:
     assert main(["gpus", "--json"]) == 0
     gpus = {row["name"]: row for row in json.loads(capsys.readouterr().out)}

@@ -116,6 +116,15 @@ def test_affected_counts_uncommitted_changes_when_asked(repo: Path, capsys: pyte
     assert affected(repo, capsys, "--include-uncommitted") == ["a100", "new", "v100"]
 
 
+def test_uncommitted_changes_add_to_the_committed_ones(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a branch with a commit and an edit on top: the preview must cover both stacks, not only the edit
+    (repo / "Pulumi.v100.yaml").write_text(STACK_TEXT + "# committed\n")
+    commit(repo, "tune v100")
+    (repo / "Pulumi.a100.yaml").write_text(STACK_TEXT + "# edited, not committed\n")
+    assert affected(repo, capsys) == ["v100"]
+    assert affected(repo, capsys, "--include-uncommitted") == ["a100", "v100"]
+
+
 def test_affected_ignores_untracked_files_git_ignores(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (repo / ".gitignore").write_text("Pulumi.scratch.yaml\n")
     commit(repo, "ignore scratch")

@@ -86,6 +86,17 @@ def test_a_fleets_plan_sizes_each_host(capsys: pytest.CaptureFixture[str]) -> No
     assert capsys.readouterr().out.splitlines()[0] == "each host: Qwen3.6-27B-FP8 on 4 x A100-80GB (TP 4), vLLM v0.19.1"
 
 
+def test_the_text_shows_every_scale_out_figure_the_json_gives(capsys: pytest.CaptureFixture[str]) -> None:
+    # three hosts, three engines: what the fleet serves in all, read by a person or by a script alike
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", str(FLEET_FILE), "--json"]) == 0
+    scale_out = json.loads(capsys.readouterr().out)["scaleOut"]
+    assert (scale_out["engines"], scale_out["gpus"]) == (3, 12)
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", str(FLEET_FILE)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    block = lines[lines.index("  Scale out") + 1:][:len(scale_out)]
+    assert [line.split(None, 1) for line in block] == [[key, str(value)] for key, value in scale_out.items()]
+
+
 def test_a_secret_environment_variable_is_named_never_shown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
     doc = yaml.safe_load(stack_file("a100").read_text(encoding="utf-8"))
