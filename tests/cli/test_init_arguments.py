@@ -160,7 +160,9 @@ def test_weights_no_stack_may_mount_are_refused_before_writing(project: Path, we
     """--weights is model.hostPath: a path the settings or the host-path rules refuse is an argument
     init cannot use (exit 2), not a stack file written with the error in it."""
     assert init(project, "w", "--gpu", "A100-80GB", "--count", "1", "--model", "Qwen3-8B", "--weights", weights) == 2
-    assert says in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert says in err
+    assert err.rstrip().rsplit("; ", 1)[1].startswith(("write ", "give ", "use ")), err  # and what to give instead
     assert written(project) == []
 
 

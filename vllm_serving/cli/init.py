@@ -240,8 +240,8 @@ def _check_weights(weights: str) -> None:
     try:
         tidy = absolute_path(weights, "--weights")
     except PydanticCustomError as exc:
-        raise Unusable(f"{exc.context['message'] if exc.context else exc}; "
-                       f"{exc.context['fix'] if exc.context else ''}") from None
+        # settings/base.py's errors: the message is the whole text ("{message}"), the fix in the context
+        raise Unusable(f"{exc}; {exc.context['fix'] if exc.context else ''}") from None
     assert tidy is not None
     problem = host_path_problem(tidy, writable=False)
     if problem is not None:
