@@ -149,3 +149,13 @@ def test_a_log_that_is_not_a_regular_file_is_refused_without_blocking(
     err = capsys.readouterr().err
     assert "not a regular file" in err
     assert "calibrate STACK -" in err
+    assert err.startswith(f"vllm-stack calibrate: {log} ")
+
+
+def test_a_directory_given_as_the_log_under_json_is_a_json_error_naming_the_verb(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project(tmp_path)
+    (project / "logs").mkdir()
+    assert _run(project, str(project / "logs"), "--json") == 2
+    said = json.loads(capsys.readouterr().out)
+    assert said["verb"] == "calibrate" and said["error"].startswith(f"{project / 'logs'} ")

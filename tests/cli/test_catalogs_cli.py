@@ -69,3 +69,28 @@ def test_gpus_json_gives_capability_memory_and_precisions(capsys) -> None:
     assert (gpus["V100-32GB"]["memoryGib"], gpus["V100-32GB"]["architecture"]) == (32.0, "Volta")
     v100 = gpus["V100-32GB"]
     assert v100["productLabel"] == "Tesla-V100-SXM2-32GB" and "v100-sxm2-32gb" in v100["aliases"]
+
+
+@pytest.mark.parametrize(("verb", "titles"), [
+    ("models", ["MODEL", "HUGGING FACE ID", "ARCHITECTURE", "PARAMS", "WEIGHTS", "CONTEXT", "NOTES"]),
+    ("gpus", ["GPU", "CC", "GiB", "ARCHITECTURE", "KUBERNETES LABEL (nvidia.com/gpu.product)", "ALIASES"]),
+])
+def test_each_table_titles_its_columns_above_them(capsys, verb: str, titles: list[str]) -> None:
+    # titles in capitals (a unit and a label name as they are written) read apart from the values
+    assert main([verb]) == 0
+    header, *rows = capsys.readouterr().out.splitlines()
+    starts = [header.index(title) for title in titles]
+    assert starts[0] == 0 and starts == sorted(starts)
+    assert " ".join(header.split()) == " ".join(titles)
+    # every value begins under its title
+    row = next(r for r in rows if len(r.split()) >= len(titles) and not r.startswith(" "))
+    assert all(row[at - 1] == " " and row[at] != " " for at in starts[1:]), (header, row)
+
+
+def test_models_json_leaves_out_the_facts_a_model_does_not_have(capsys) -> None:
+    # a dense model has no experts, a full-attention one no window: absent, not null
+    assert main(["models", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(row["name"], key) for row in rows for key, value in row.items() if value is None] == []
+    qwen3 = next(row for row in rows if row["name"] == "Qwen3-8B")
+    assert "numExperts" not in qwen3 and "slidingWindow" not in qwen3

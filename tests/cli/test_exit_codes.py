@@ -118,3 +118,15 @@ def test_a_stack_file_past_the_size_cap_cannot_be_used(tmp_path: Path, capsys: p
     (tmp_path / "Pulumi.big.yaml").write_text("config:\n" + "# padding\n" * 30_000, encoding="utf-8")
     code, out, _ = run(capsys, "check", "big", project=tmp_path)
     assert code == 2 and "stack-file-too-large" in out
+
+
+def test_a_json_error_of_several_findings_names_each_in_its_error_line(broken: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # `diff` cannot compare a stack with errors: its JSON error says every finding in `error`, so a
+    # CI log that shows only that field still says what to fix; two misspelt keys make two findings
+    text = (broken / "Pulumi.bad.yaml").read_text().replace("count: 8", "count: 8\n    countt: 8")
+    (broken / "Pulumi.bad.yaml").write_text(text)
+    code, out, _ = run(capsys, "diff", "v100", "bad", "--json", project=broken)
+    said = json.loads(out)
+    assert code == 2 and len(said["findings"]) >= 2
+    assert said["error"].split("; ") == [f"{f['key']}: {f['message']}" for f in said["findings"]]

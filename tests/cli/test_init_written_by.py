@@ -80,3 +80,34 @@ def test_a_file_made_while_init_decided_is_kept_and_nothing_is_written(
                                        "nothing written\n")
     assert target.read_text() == "config: {}  # a colleague's\n"
     assert not (project / "models").exists()  # the config.json copy is taken back
+
+
+def test_stdout_is_checked_as_the_written_file_would_be(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the project's Pulumi.yaml defaults sections init does not write (capacity here): `--stdout`
+    # must find what `check` finds once the file is written, and print the text it would write
+    project = _project(tmp_path / "p")
+    with (project / "Pulumi.yaml").open("a") as defaults:
+        defaults.write("  vllm-serving:capacity:\n    value:\n      minConcurrency: 500\n")
+    given = ["--project-dir", str(project), "init", "mine", "--gpu", "L4", "--count", "1", "--model", "Qwen3-8B"]
+    assert main([*given, "--stdout"]) == 1
+    printed = capsys.readouterr().out
+    assert main([*given, "--stdout", "--json"]) == 1
+    unwritten = json.loads(capsys.readouterr().out)
+    assert not (project / "Pulumi.mine.yaml").exists()
+    assert main([*given, "--json"]) == 1
+    written = json.loads(capsys.readouterr().out)
+    assert unwritten["text"] == printed == (project / "Pulumi.mine.yaml").read_text()
+    assert "text" not in written and unwritten["written"] is False and unwritten["file"] is None
+    assert unwritten["findings"] == written["findings"]
+    assert [f["code"] for f in written["findings"]] == ["capacity-below-min-concurrency"]
+
+
+@pytest.mark.parametrize(("engines", "said"), [([], "wrote {}: TP 1, dtype bfloat16, maxModelLen "),
+                                                (["--tp", "1", "--dp", "2"], "wrote {}: TP 1 x DP 2, dtype bfloat16, ")])
+def test_the_summary_names_data_parallel_engines_only_when_there_are_several(
+        tmp_path: Path, engines: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project(tmp_path / "p")
+    assert main(["--project-dir", str(project), "init", "mine", "--gpu", "L4", "--count", "2" if engines else "1",
+                 "--model", "Qwen3-8B", *engines]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("wrote ")]
+    assert line.startswith(said.format(project / "Pulumi.mine.yaml")), line

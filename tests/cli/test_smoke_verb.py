@@ -5,6 +5,7 @@ fails at once and the log command of the server that does not answer is the last
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -52,6 +53,14 @@ def test_each_fleet_host_is_checked_at_its_own_url(fleet: Path, capsys: pytest.C
     # each host's log is read on that host's Docker
     assert [line.rsplit(": ", 1)[1] for line in lines if "its log says why" in line] == [
         f"docker -H {DOCKER[h]} logs --tail 200 vllm-qwen36" for h in IDS]
+
+
+def test_a_fleet_under_json_is_one_json_object_with_every_host(fleet: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["--project-dir", str(fleet), "smoke", "fleet", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["ok"] is False
+    assert [(h["host"], h["baseUrl"], h["ok"]) for h in data["hosts"]] == [
+        (h, f"http://{a}:9/v1", False) for h, a in LOOPBACK.items()]
 
 
 def test_host_checks_one_host_at_its_url_or_at_base_url(fleet: Path, capsys: pytest.CaptureFixture[str]) -> None:
