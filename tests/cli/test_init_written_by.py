@@ -102,8 +102,10 @@ def test_stdout_is_checked_as_the_written_file_would_be(tmp_path: Path, capsys: 
     assert [f["code"] for f in written["findings"]] == ["capacity-below-min-concurrency"]
 
 
-@pytest.mark.parametrize(("engines", "said"), [([], "wrote {}: TP 1, dtype bfloat16, maxModelLen "),
-                                                (["--tp", "1", "--dp", "2"], "wrote {}: TP 1 x DP 2, dtype bfloat16, ")])
+@pytest.mark.parametrize(("engines", "said"), [
+    ([], "wrote {}: TP 1, dtype bfloat16, maxModelLen "),
+    (["--tp", "1", "--dp", "2"], "wrote {}: TP 1 x DP 2, dtype bfloat16, "),
+])
 def test_the_summary_names_data_parallel_engines_only_when_there_are_several(
         tmp_path: Path, engines: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
     project = _project(tmp_path / "p")
