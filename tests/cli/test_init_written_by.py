@@ -12,7 +12,7 @@ import pytest
 
 import vllm_serving.cli.init as init_verb
 from tests.paths import FIXTURES, PROJECT_DIR
-from vllm_serving.cli import main
+from vllm_serving.cli import build_parser, main
 
 QWEN3_4B = FIXTURES / "hf" / "qwen3-4b.config.json"
 HEADER = "# Stack mine, written by: "
@@ -102,14 +102,40 @@ def test_stdout_is_checked_as_the_written_file_would_be(tmp_path: Path, capsys: 
     assert [f["code"] for f in written["findings"]] == ["capacity-below-min-concurrency"]
 
 
-@pytest.mark.parametrize(("engines", "said"), [
-    ([], "wrote {}: TP 1, dtype bfloat16, maxModelLen "),
-    (["--tp", "1", "--dp", "2"], "wrote {}: TP 1 x DP 2, dtype bfloat16, "),
+@pytest.mark.parametrize(("engines", "starts", "ends"), [
+    ([], "wrote {}: TP 1, dtype bfloat16, maxModelLen ", " limits it); checking it:"),
+    (["--tp", "1", "--dp", "2"], "wrote {}: TP 1 x DP 2, dtype bfloat16, ", " limits it); checking it:"),
+    (["--max-model-len", "16k"], "wrote {}: TP 1, dtype bfloat16, maxModelLen 16000 ", " (as asked); checking it:"),
 ])
-def test_the_summary_names_data_parallel_engines_only_when_there_are_several(
-        tmp_path: Path, engines: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_summary_names_data_parallel_engines_and_what_set_the_length(
+        tmp_path: Path, engines: list[str], starts: str, ends: str, capsys: pytest.CaptureFixture[str]) -> None:
     project = _project(tmp_path / "p")
-    assert main(["--project-dir", str(project), "init", "mine", "--gpu", "L4", "--count", "2" if engines else "1",
+    count = "2" if "--dp" in engines else "1"
+    assert main(["--project-dir", str(project), "init", "mine", "--gpu", "L4", "--count", count,
                  "--model", "Qwen3-8B", *engines]) == 0
     (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("wrote ")]
-    assert line.startswith(said.format(project / "Pulumi.mine.yaml")), line
+    assert line.startswith(starts.format(project / "Pulumi.mine.yaml")) and line.endswith(ends), line
+
+
+def test_new_stack_reads_the_model_config_against_the_project_when_given_none(tmp_path: Path) -> None:
+    # new_stack without the source read already (a caller outside the verb): the file is named as
+    # the project sees it, where it lies inside the project
+    project = _project(tmp_path / "p")
+    config = project / "models" / "Qwen3-4B" / "config.json"
+    config.parent.mkdir(parents=True)
+    shutil.copy(QWEN3_4B, config)
+    args = build_parser().parse_args(["--project-dir", str(project), "init", "mine", "--gpu", "L4", "--count", "1",
+                                      "--model-config", str(config)])
+    stack = init_verb.new_stack(args)
+    assert (stack.config_file, stack.weights, stack.served_name) == (
+        "models/Qwen3-4B/config.json", "/models/Qwen3-4B", "qwen3-4b")
+
+
+def test_count_is_required(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # how many GPUs the host has decides TP and DP: init never guesses it
+    project = _project(tmp_path / "p")
+    with pytest.raises(SystemExit) as stop:
+        main(["--project-dir", str(project), "init", "mine", "--gpu", "L4", "--model", "Qwen3-8B"])
+    assert stop.value.code == 2
+    assert "the following arguments are required: --count" in capsys.readouterr().err
+    assert list(project.iterdir()) == [project / "Pulumi.yaml"]

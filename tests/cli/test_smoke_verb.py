@@ -76,6 +76,17 @@ def test_base_url_alone_checks_that_one_url(fleet: Path, capsys: pytest.CaptureF
     assert (code, _headers(lines)) == (1, [f"smoke fleet against {DEAD}"])
 
 
+def test_one_server_is_checked_at_its_stacks_base_url(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # no --base-url: the URL `pulumi stack output baseUrl` gives (publicHost and hostPort), loopback here
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    doc = yaml.safe_load(stack_file("v100").read_text(encoding="utf-8"))
+    doc["config"]["vllm-serving:network"] = {**doc["config"]["vllm-serving:network"], "publicHost": "127.0.0.1",
+                                             "hostPort": 9}
+    (tmp_path / "Pulumi.v100.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    code, lines = smoke(tmp_path, capsys, "v100")
+    assert code == 1 and lines[0] == f"smoke v100 against {DEAD}"
+
+
 def test_one_server_that_does_not_answer_exits_1_with_its_log_command(capsys: pytest.CaptureFixture[str]) -> None:
     code, lines = smoke(PROJECT_DIR, capsys, "v100", "--base-url", DEAD)
     container = yaml.safe_load(stack_file("v100").read_text(encoding="utf-8"))["config"]["vllm-serving:container"]

@@ -122,3 +122,10 @@ def test_every_resource_of_a_full_stack_is_a_child_of_the_component(program: Run
     assert [r.name for r in mine if not r.parent.endswith(f"VllmKubernetes::{component.name}")] == []
     (adopting,) = [r for r in mine if r.type == "pulumi:providers:kubernetes"]
     assert adopting.name == "vllm-adopting"
+    # and on a fresh cluster each object in the namespace waits for it (the API server refuses an
+    # object whose namespace does not exist yet): the budget and the monitoring objects too
+    (namespace,) = [r for r in mine if r.type == "kubernetes:core/v1:Namespace"]
+    inside = [r for r in mine if (r.inputs.get("metadata") or {}).get("namespace") == "vllm"]
+    assert {"PodDisruptionBudget", "ConfigMap", "ServiceMonitor", "PrometheusRule"} <= {
+        r.type.rsplit(":", 1)[1] for r in inside}
+    assert [r.name for r in inside if not any(u.endswith(f"::{namespace.name}") for u in r.dependencies)] == []
