@@ -22,7 +22,8 @@ import msgspec
 
 from vllm_serving.engine.flags import MODELLED_FLAGS
 from vllm_serving.engine.flexible_argv import Token, rewrite
-from vllm_serving.engine.release_registry import ServeFlag, VllmRelease
+from vllm_serving.engine.release_records import ServeFlag
+from vllm_serving.engine.release_registry import VllmRelease
 
 SECRET_FLAGS: Mapping[str, str] = {"--api-key": "apiKey", "--hf-token": "hfToken"}
 """vLLM flags whose value is a credential -> the secret config key that carries it instead."""

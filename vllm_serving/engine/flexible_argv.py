@@ -13,7 +13,7 @@ import re
 
 import msgspec
 
-from vllm_serving.engine.release_registry import ParserFacts
+from vllm_serving.engine.release_records import ParserFacts
 
 _UNDERSCORE_SCOPE = re.compile(r"(?<=--)[^.]*")  # from the first -- to the first .
 _MODEL = re.compile(r"^--model(=.+|$)")

@@ -23,7 +23,7 @@ from vllm_serving.command.vllm_argv import render_flags
 from vllm_serving.engine import release_facts
 from vllm_serving.engine.expressions import MissingInput, Unsupported, evaluate
 from vllm_serving.engine.flags import FLAGS
-from vllm_serving.engine.release_registry import ServeFlag
+from vllm_serving.engine.release_records import ServeFlag
 from vllm_serving.findings import Severity
 from vllm_serving.rules.base import Context, Facts, Rule
 from vllm_serving.rules.extra_args import EXTRA_ARGS, ItemRule

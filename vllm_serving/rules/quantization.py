@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from vllm_serving.engine import release_facts
 from vllm_serving.engine.expressions import Capability, MissingInput, Unsupported, evaluate
-from vllm_serving.engine.release_registry import QuantizationMethod, known_versions, load
+from vllm_serving.engine.release_records import QuantizationMethod
+from vllm_serving.engine.release_registry import known_versions, load
 from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import KEY, Context, Facts, Rule
 

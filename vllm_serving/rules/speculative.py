@@ -16,7 +16,7 @@ import json
 
 from vllm_serving.engine import release_facts
 from vllm_serving.engine.release_facts import MtpRewrite
-from vllm_serving.engine.release_registry import SpeculativeMethod
+from vllm_serving.engine.release_records import SpeculativeMethod
 from vllm_serving.findings import Severity, config_key
 from vllm_serving.rules.base import Context, Facts, Rule
 
