@@ -62,6 +62,8 @@ def test_weights_do_not_fit_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
      "--gpu-memory-utilization must be in (0, 1]"),
     (["v100", "--tp", "2", "--gpu", "L4"], "a stack carries its own settings; drop --gpu, --tp or the stack"),
     (["v100", "--enforce-eager"], "a stack carries its own settings; drop --enforce-eager or the stack"),
+    (["v100", "--max-model-len", "8k", "--kv-cache-dtype", "fp8"],
+     "a stack carries its own settings; drop --kv-cache-dtype, --max-model-len or the stack"),
 ])
 def test_bad_input_exits_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["capacity", *args]) == 2

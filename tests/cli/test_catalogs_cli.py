@@ -94,3 +94,11 @@ def test_models_json_leaves_out_the_facts_a_model_does_not_have(capsys) -> None:
     assert [(row["name"], key) for row in rows for key, value in row.items() if value is None] == []
     qwen3 = next(row for row in rows if row["name"] == "Qwen3-8B")
     assert "numExperts" not in qwen3 and "slidingWindow" not in qwen3
+
+
+def test_gpus_json_gives_the_memory_in_gib_to_a_tenth(capsys) -> None:
+    # what `nvidia-smi` reports in MiB, in GiB as the tables and the planner read it
+    assert main(["gpus", "--json"]) == 0
+    gpus = json.loads(capsys.readouterr().out)
+    assert [(g["name"], g["memoryGib"]) for g in gpus if g["memoryGib"] != round(g["memoryMib"] / 1024, 1)] == []
+    assert {g["name"]: g["memoryGib"] for g in gpus}["V100-16GB"] == 15.8  # 16,160 MiB

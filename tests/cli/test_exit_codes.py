@@ -130,3 +130,12 @@ def test_a_json_error_of_several_findings_names_each_in_its_error_line(broken: P
     said = json.loads(out)
     assert code == 2 and len(said["findings"]) >= 2
     assert said["error"].split("; ") == [f"{f['key']}: {f['message']}" for f in said["findings"]]
+
+
+def test_no_verb_is_a_usage_error_naming_what_is_missing(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main([])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: vllm-stack [-h] [--version] [--project-dir DIR] COMMAND ...")
+    assert err.rstrip().endswith("error: the following arguments are required: COMMAND")

@@ -60,6 +60,12 @@ def test_json_says_what_was_written_and_where_the_config_was_copied(tmp_path: Pa
     assert {key: said[key] for key in ("stack", "file", "written", "configCopiedTo", "gpu", "count", "model")} == {
         "stack": "mine", "file": str(project / "Pulumi.mine.yaml"), "written": True,
         "configCopiedTo": str(copied), "gpu": "L4", "count": 2, "model": "models/qwen3-4b/config.json"}
+    # the engine it chose, under the keys the stack file has
+    import yaml
+
+    engine = yaml.safe_load((project / "Pulumi.mine.yaml").read_text())["config"]["vllm-serving:engine"]
+    assert {key: said["engine"][key] for key in ("tensorParallelSize", "dataParallelSize", "dtype", "maxModelLen")} \
+        == {key: engine.get(key, 1) for key in ("tensorParallelSize", "dataParallelSize", "dtype", "maxModelLen")}
 
 
 def test_a_file_made_while_init_decided_is_kept_and_nothing_is_written(
