@@ -108,3 +108,23 @@ def test_a_file_name_that_is_no_stack_name_is_no_stack(repo: Path, capsys: pytes
     assert affected(repo, capsys) == ["a100", "v100", "v100-prod", "v100-staging"]
     assert main(["--project-dir", str(repo), "affected", "--base", "HEAD~1", "--exclude-promoting"]) == 0
     assert capsys.readouterr().out.splitlines() == ["a100", "v100", "v100-staging"]
+
+
+def test_no_stack_affected_is_said_on_stderr(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # stdout stays the list a script reads (empty); a person is told why there is nothing
+    (repo / "docs" / "rules.md").write_text("# rules, edited\n")
+    commit(repo, "docs")
+    assert main(["--project-dir", str(repo), "affected", "--base", "HEAD~1"]) == 0
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", "vllm-stack: no stack affected since HEAD~1\n")
+
+
+def test_a_stack_promoting_from_itself_is_refused_when_promoting_stacks_are_left_out(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # --exclude-promoting reads release.promoteFrom: a stack that names itself is an error to fix,
+    # not a production stack to leave out silently
+    (repo / "Pulumi.a100.yaml").write_text(
+        STACK_TEXT + "  vllm-serving:release:\n    promoteFrom: organization/vllm-serving/a100\n")
+    commit(repo, "a100 promotes from itself")
+    assert main(["--project-dir", str(repo), "affected", "--base", "HEAD~1", "--exclude-promoting"]) == 1
+    assert "stack a100 promotes from itself" in capsys.readouterr().err

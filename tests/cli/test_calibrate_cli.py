@@ -102,6 +102,7 @@ def test_the_written_case_is_a_corpus_case(tmp_path: Path, capsys: pytest.Captur
     case = yaml.safe_load(case_file.read_text()) | {"file": case_file.name}
     corpus.test_case_states_its_source_and_the_lines_used(case)  # what every corpus case must state
     assert case["vllm_version"] == "0.19.0" and case["engine"]["max_num_seqs"] == 1024
+    assert (case["id"], case["source_url"]) == ("mine", "https://example.org/vllm.log")  # named for its file
     logged = case["logged"]["available_kv_gib"]
     assert estimate_available_memory(case_inputs(case)).available_kv_gib == pytest.approx(logged, rel=0.03)
 

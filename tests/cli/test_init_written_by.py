@@ -145,3 +145,23 @@ def test_count_is_required(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert stop.value.code == 2
     assert "the following arguments are required: --count" in capsys.readouterr().err
     assert list(project.iterdir()) == [project / "Pulumi.yaml"]
+
+
+def test_json_gives_the_weights_per_gpu_as_capacity_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # init's choice and `vllm-stack capacity` for the same model, GPU and TP read the same GiB
+    project = _project(tmp_path / "p")
+    assert main(["--project-dir", str(project), "init", "mine", "--gpu", "L4", "--count", "1", "--model", "Qwen3-8B",
+                 "--stdout", "--json"]) == 0
+    chosen = json.loads(capsys.readouterr().out)["engine"]
+    assert main(["capacity", "--model", "Qwen3-8B", "--gpu", "L4", "--tp", "1", "--json"]) in (0, 1)
+    sized = json.loads(capsys.readouterr().out)
+    assert chosen["weightsGibPerGpu"] == sized["weights_gib_per_gpu"] != round(sized["weights_gib_per_gpu"])
+
+
+@pytest.mark.parametrize("count", ["0", "65", "two"])
+def test_a_count_it_cannot_use_says_what_to_give(tmp_path: Path, count: str, capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project(tmp_path / "p")
+    with pytest.raises(SystemExit):
+        main(["--project-dir", str(project), "init", "mine", "--gpu", "L4", "--count", count, "--model", "Qwen3-8B"])
+    assert f"argument --count: '{count}': give the host's GPU count, a whole number from 1 to 64" in (
+        capsys.readouterr().err)

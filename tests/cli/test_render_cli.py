@@ -102,6 +102,9 @@ def test_a_fleet_renders_one_command_per_host_with_its_gpus(capsys: pytest.Captu
         FLEET_HOSTS)
     code, out, _ = _render(capsys, str(FLEET_FILE), "--format", "compose", "--host", "gpu03")
     assert code == 0 and out.splitlines()[0] == FLEET_HOSTS[2] and "# host gpu01" not in out and "---" not in out
+    code, out, _ = _render(capsys, str(FLEET_FILE), "--format", "docker-run", "--host", "gpu02")
+    assert code == 0 and [line for line in out.splitlines() if line.startswith("# host")] == [FLEET_HOSTS[1]]
+    assert [line.strip() for line in out.splitlines() if "--gpus" in line] == ["--gpus '\"device=4,5,6,7\"' \\"]
 
 
 def test_host_on_a_one_server_stack_is_refused(capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,7 +4,7 @@ runs privileged, how long `docker wait` polls. Expected values from the stack fi
 from __future__ import annotations
 
 from tests.stack_builders import make_spec
-from vllm_serving.render.docker_container import Mount, container_spec
+from vllm_serving.render.docker_container import Mount, container_spec, log_opts_label, pull_timeout_seconds
 from vllm_serving.render.docker_run import docker_run_command
 
 
@@ -35,3 +35,20 @@ def test_docker_waits_the_start_period_then_every_retry() -> None:
     # works it out); then 3 retries + 1 more, 30 s apart: 780 + 30 x 4 = 900 s.
     assert spec.startup_seconds == 780
     assert container_spec(spec).wait_timeout_seconds == 900
+
+
+def test_the_image_pull_may_take_what_the_stack_says_else_what_its_size_needs() -> None:
+    # timing.py: two minutes to start, then 10 MiB/s, in whole minutes. vLLM's CUDA image, ~20 GiB:
+    # 120 s + 20 x 1024 / 10 = 2168 s -> 37 min; the CPU image (Pulumi.local.yaml), ~4 GiB: 529.6 s -> 9 min
+    assert pull_timeout_seconds(make_spec("v100")) == 37 * 60
+    assert pull_timeout_seconds(make_spec("local")) == 9 * 60
+    given = make_spec("v100", image={"repository": "vllm/vllm-openai", "tag": "v0.19.1", "pullTimeout": "90m"})
+    assert pull_timeout_seconds(given) == 90 * 60
+
+
+def test_the_log_options_label_says_what_the_server_was_given() -> None:
+    # the provider reads daemon.json's additions back into log_opts; the label keeps what was asked
+    # (Pulumi.v100.yaml leaves container.logMaxFiles and logMaxSize at 3 and 100m)
+    assert log_opts_label(container_spec(make_spec("v100"))) == ("vllm-serving.log-opts", "max-file=3,max-size=100m")
+    tuned = container_spec(make_spec("v100", container={"logMaxFiles": 5, "logMaxSize": "1g"}))
+    assert log_opts_label(tuned) == ("vllm-serving.log-opts", "max-file=5,max-size=1g")
