@@ -159,7 +159,8 @@ def test_json_gives_the_weights_per_gpu_as_capacity_does(tmp_path: Path, capsys:
 
 
 @pytest.mark.parametrize("count", ["0", "65", "two"])
-def test_a_count_it_cannot_use_says_what_to_give(tmp_path: Path, count: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_count_it_cannot_use_says_what_to_give(tmp_path: Path, count: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
     project = _project(tmp_path / "p")
     with pytest.raises(SystemExit):
         main(["--project-dir", str(project), "init", "mine", "--gpu", "L4", "--count", count, "--model", "Qwen3-8B"])
