@@ -6,7 +6,8 @@ line before it, a line break that forges a line of its own (`ERROR ...` / `ok: n
 Unicode format character that reorders what the reader sees (U+202E, right-to-left override).
 This is the one function that makes such text inert; it is applied where text leaves the program:
 each finding's line and JSON (`findings.py`), and everything the CLI writes to stdout and stderr
-(`cli/__init__.py` wraps both streams). Escapes read as Python writes them: `\\x1b`, `\\u202e`.
+(`cli/__init__.py` wraps both streams). Escapes read as Python writes them (`ascii`): `\\x1b`,
+`\\n`, `\\u202e`.
 """
 
 from __future__ import annotations
@@ -21,18 +22,17 @@ from typing import TextIO
 _INERT_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 # Everything outside printable ASCII is looked at; only the categories above are escaped.
 _CANDIDATES = re.compile(r"[^\x20-\x7e]")
-LINE_BREAKS = "\n"
-"""What a multi-line sink (a whole stream) keeps: the line break it writes between lines."""
+STREAM_KEEPS = frozenset("\n\t")
+"""What a multi-line sink (a whole stream) keeps as it is: the line break it writes between lines
+and the tab that aligns a table's columns."""
 
 
 def _escape(char: str) -> str:
-    code = ord(char)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    """Python's own spelling of the character (`ascii`): `\\x1b`, `\\n`, `\\u202e`, `\\U000e0001`."""
+    return ascii(char)[1:-1]
 
 
-def printable(text: str, keep: str = "") -> str:
+def printable(text: str, keep: frozenset[str] = frozenset()) -> str:
     """`text` with each control, format and separator character (except those in `keep`) escaped."""
     def replace(match: re.Match[str]) -> str:
         char = match.group(0)
@@ -44,13 +44,13 @@ def printable(text: str, keep: str = "") -> str:
 
 
 class EscapingStream:
-    """A text stream that writes `printable(text, keep=LINE_BREAKS)` to the stream it wraps."""
+    """A text stream that writes `printable(text, keep=STREAM_KEEPS)` to the stream it wraps."""
 
     def __init__(self, inner: TextIO) -> None:
         self.inner = inner
 
     def write(self, text: str) -> int:
-        self.inner.write(printable(text, keep=LINE_BREAKS + "\t"))
+        self.inner.write(printable(text, keep=STREAM_KEEPS))
         return len(text)
 
     def flush(self) -> None:
