@@ -4,7 +4,13 @@ runs privileged, how long `docker wait` polls. Expected values from the stack fi
 from __future__ import annotations
 
 from tests.stack_builders import make_spec
-from vllm_serving.render.docker_container import Mount, container_spec, log_opts_label, pull_timeout_seconds
+from vllm_serving.render.docker_container import (
+    Mount,
+    cache_mount,
+    container_spec,
+    log_opts_label,
+    pull_timeout_seconds,
+)
 from vllm_serving.render.docker_run import docker_run_command
 
 
@@ -52,3 +58,36 @@ def test_the_log_options_label_says_what_the_server_was_given() -> None:
     assert log_opts_label(container_spec(make_spec("v100"))) == ("vllm-serving.log-opts", "max-file=3,max-size=100m")
     tuned = container_spec(make_spec("v100", container={"logMaxFiles": 5, "logMaxSize": "1g"}))
     assert log_opts_label(tuned) == ("vllm-serving.log-opts", "max-file=5,max-size=1g")
+
+
+def test_the_compile_cache_is_a_writable_bind_mount_or_named_volume() -> None:
+    # Pulumi.v100.yaml: cache.hostPath /u02/models/data/vllm-cache; Pulumi.a100.yaml: volumeName vllm-cache;
+    # vLLM's cache directory in the container is /root/.cache/vllm (envs.py VLLM_CACHE_ROOT)
+    assert cache_mount(make_spec("v100")) == Mount("bind", "/u02/models/data/vllm-cache", "/root/.cache/vllm",
+                                                   read_only=False)
+    assert cache_mount(make_spec("a100")) == Mount("volume", "vllm-cache", "/root/.cache/vllm", read_only=False)
+    assert cache_mount(make_spec("v100", cache={"enabled": False})) is None
+    for stack in ("v100", "a100"):
+        mount = cache_mount(make_spec(stack))
+        assert mount is not None and mount.read_only is False
+
+
+def test_shared_memory_is_sized_only_in_the_containers_own_ipc_namespace() -> None:
+    # with the host's IPC namespace Docker refuses --shm-size (it is the host's /dev/shm); 8g = 8192 MiB
+    host = container_spec(make_spec("v100", container={"ipcMode": "host", "shmSize": "8g"}))
+    own = container_spec(make_spec("v100", container={"ipcMode": "private", "shmSize": "8g"}))
+    assert (host.shm_size_mb, own.shm_size_mb) == (None, 8192)
+
+
+def test_a_privileged_server_states_selinux_off_as_the_daemon_would() -> None:
+    # moby's daemon adds label=disable for a privileged container (or host IPC) on an SELinux host
+    privileged = container_spec(make_spec("v100", container={"ipcMode": "private", "privileged": True}))
+    plain = container_spec(make_spec("v100", container={"ipcMode": "private"}))
+    assert privileged.security_opts == ("no-new-privileges=true", "label=disable")
+    assert plain.security_opts == ("no-new-privileges=true",)
+
+
+def test_a_cpu_tag_of_the_cuda_repository_pulls_as_the_cpu_image() -> None:
+    # `-cpu` tags: vLLM's CPU build, ~4 GiB: 9 minutes (see above)
+    cpu = make_spec("v100", image={"repository": "vllm/vllm-openai", "tag": "v0.19.1-cpu"})
+    assert pull_timeout_seconds(cpu) == 9 * 60
