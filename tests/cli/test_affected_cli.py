@@ -128,3 +128,11 @@ def test_a_stack_promoting_from_itself_is_refused_when_promoting_stacks_are_left
     commit(repo, "a100 promotes from itself")
     assert main(["--project-dir", str(repo), "affected", "--base", "HEAD~1", "--exclude-promoting"]) == 1
     assert "stack a100 promotes from itself" in capsys.readouterr().err
+
+
+def test_base_is_required(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # what the change is compared with decides every stack's fate: never a silent default
+    with pytest.raises(SystemExit) as stop:
+        main(["--project-dir", str(repo), "affected"])
+    assert stop.value.code == 2
+    assert "the following arguments are required: --base" in capsys.readouterr().err

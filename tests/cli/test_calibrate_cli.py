@@ -49,7 +49,9 @@ def _run(project: Path, *args: str) -> int:
 def test_each_term_is_set_beside_the_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     project = _project(tmp_path)
     assert _run(project, str(project / "vllm.log"), "--json") == 0  # within the judged band
-    rows = {row["term"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    out = capsys.readouterr().out
+    assert out == json.dumps(json.loads(out), indent=2) + "\n"  # laid out as every verb's --json
+    rows = {row["term"]: row for row in json.loads(out)["rows"]}
     assert rows["weights"]["logged"] == 15.27 and rows["weights"]["plan"] == pytest.approx(15.27, rel=0.01)
     assert rows["available KV"]["logged"] == 57.5 and abs(rows["available KV"]["error"]) < 0.01
     assert rows["activation peak"]["logged"] == 2.21 and rows["non-torch"]["logged"] == 0.25  # the DEBUG lines
@@ -76,7 +78,11 @@ def test_a_vision_language_start_shows_the_encoders_dummy_batch(tmp_path: Path,
     assert forward <= rows["activation peak"]["plan"]
     case_file = tmp_path / "mine.yaml"
     _run(project, str(project / "vllm.log"), "--write-case", str(case_file), "--source-url", "https://example.org/l")
-    assert "encoder budget" in capsys.readouterr().out
+    table = capsys.readouterr().out
+    # counts read as counts: tokens and items whole, with thousands separated
+    (budget,) = [line.split() for line in table.splitlines() if line.strip().startswith("encoder budget")]
+    (items,) = [line.split() for line in table.splitlines() if line.strip().startswith("encoder items")]
+    assert budget[2:4] == ["16,384", "16,384"] and items[2:4] == ["1", "1"]
     case = yaml.safe_load(case_file.read_text()) | {"file": case_file.name}
     corpus.test_case_states_its_source_and_the_lines_used(case)
     assert case["logged"]["encoder_budget"] == 16_384 and case["logged"]["encoder_modality"] == "image"

@@ -166,3 +166,18 @@ def test_a_count_it_cannot_use_says_what_to_give(tmp_path: Path, count: str,
         main(["--project-dir", str(project), "init", "mine", "--gpu", "L4", "--count", count, "--model", "Qwen3-8B"])
     assert f"argument --count: '{count}': give the host's GPU count, a whole number from 1 to 64" in (
         capsys.readouterr().err)
+
+
+def test_stdout_json_says_how_names_were_taken_and_what_set_the_length(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project(tmp_path / "p")
+    assert main(["--project-dir", str(project), "init", "mine", "--gpu", "4090", "--count", "1", "--model", "Qwen3-8B",
+                 "--max-model-len", "16k", "--stdout", "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["notes"] == ["--gpu '4090' taken as RTX-4090 (the only entry whose names include 4090)"]
+    assert (said["engine"]["maxModelLen"], said["engine"]["limitedBy"]) == (16000, "asked")
+    # requests of 16,000 tokens at once, as `capacity` counts them for the same server
+    assert main(["capacity", "--model", "Qwen3-8B", "--gpu", "RTX-4090", "--tp", "1", "--max-model-len", "16000",
+                 "--json"]) in (0, 1)
+    concurrency = json.loads(capsys.readouterr().out)["max_concurrency"]
+    assert said["engine"]["concurrency"] == concurrency != round(concurrency)

@@ -47,3 +47,12 @@ def test_a_name_taken_by_interpretation_is_said_back(empty_project: Path, capsys
           "--model", "Qwen/Qwen3-0.6B", "--json"])
     notes = json.loads(capsys.readouterr().out)["notes"]
     assert [note.split(" taken as ")[1].split()[0] for note in notes] == ["RTX-4090", "Qwen3-0.6B"]
+
+
+@pytest.mark.parametrize(("flag", "typed", "listing"), [("--gpu", "H300", "vllm-stack gpus"),
+                                                         ("--model", "Qwen3-8BX", "vllm-stack models")])
+def test_an_unknown_name_says_which_verb_lists_the_catalog(flag: str, typed: str, listing: str,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    given = {"--gpu": "L4", "--model": "Qwen3-8B", flag: typed}
+    assert main(["capacity", "--gpu", given["--gpu"], "--model", given["--model"]]) == 2
+    assert f"({listing} lists them)" in capsys.readouterr().err
