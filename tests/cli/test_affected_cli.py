@@ -136,3 +136,11 @@ def test_base_is_required(repo: Path, capsys: pytest.CaptureFixture[str]) -> Non
         main(["--project-dir", str(repo), "affected"])
     assert stop.value.code == 2
     assert "the following arguments are required: --base" in capsys.readouterr().err
+
+
+def test_a_ref_git_does_not_know_is_reported_with_gits_own_words(repo: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--project-dir", str(repo), "affected", "--base", "no-such-ref"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("vllm-stack affected: git diff no-such-ref...HEAD failed: ")
+    assert "no-such-ref" in err.split("failed: ", 1)[1]  # git's message names the ref it could not read

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -166,3 +167,28 @@ def test_a_directory_given_as_the_log_under_json_is_a_json_error_naming_the_verb
     assert _run(project, str(project / "logs"), "--json") == 2
     said = json.loads(capsys.readouterr().out)
     assert said["verb"] == "calibrate" and said["error"].startswith(f"{project / 'logs'} ")
+
+
+def test_the_band_takes_an_optimistic_plan_up_to_the_judged_error_and_a_pessimistic_one_3_points_more(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """error = (plan - logged) / logged: within when -(judged + 0.03) <= error <= judged (a plan
+    that promises more KV than vLLM finds fails a start; one that promises less only wastes some).
+    The log's 'Available KV cache memory' line is rewritten to put the error where each case needs."""
+    project = _project(tmp_path)
+    assert _run(project, str(project / "vllm.log"), "--json") == 0
+    said = json.loads(capsys.readouterr().out)
+    plan = next(row["plan"] for row in said["rows"] if row["term"] == "available KV")
+    judged = said["judged_error"]
+    text = (project / "vllm.log").read_text()
+
+    def verdict(error: float) -> tuple[int, bool]:
+        logged = plan / (1 + error)
+        (project / "shifted.log").write_text(re.sub(r"Available KV cache memory: [0-9.]+ GiB",
+                                                    f"Available KV cache memory: {logged:.4f} GiB", text))
+        code = _run(project, str(project / "shifted.log"), "--json")
+        return code, json.loads(capsys.readouterr().out)["outside_band"]
+
+    assert verdict(judged - 0.005) == (0, False)  # optimistic, within the judged error
+    assert verdict(judged + 0.01) == (1, True)  # optimistic past it: a start could fail
+    assert verdict(-(judged + 0.02)) == (0, False)  # pessimistic, within the 3 points more
+    assert verdict(-(judged + 0.04)) == (1, True)

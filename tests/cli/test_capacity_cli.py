@@ -267,3 +267,10 @@ def test_for_context_reads_as_a_server_of_that_length(capsys: pytest.CaptureFixt
                      "pessimistic_max_concurrency": at_8k["pessimistic_max_concurrency"],
                      "within_max_model_len": True}
     assert at_8k["pessimistic_max_concurrency"] != round(at_8k["pessimistic_max_concurrency"])  # type: ignore[call-overload]
+
+
+def test_an_optimization_level_vllm_lacks_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    # vLLM v0.19.1 config/vllm.py OptimizationLevel: O0 to O3
+    with pytest.raises(SystemExit) as stop:
+        main(["capacity", "--model", "Qwen3-8B", "--gpu", "L4", "--optimization-level", "4"])
+    assert stop.value.code == 2 and "argument --optimization-level: invalid choice: '4'" in capsys.readouterr().err

@@ -102,3 +102,18 @@ def test_gpus_json_gives_the_memory_in_gib_to_a_tenth(capsys) -> None:
     gpus = json.loads(capsys.readouterr().out)
     assert [(g["name"], g["memoryGib"]) for g in gpus if g["memoryGib"] != round(g["memoryMib"] / 1024, 1)] == []
     assert {g["name"]: g["memoryGib"] for g in gpus}["V100-16GB"] == 15.8  # 16,160 MiB
+
+
+def test_the_gpu_table_reads_the_memory_as_the_json_gives_it(capsys) -> None:
+    assert main(["gpus", "--json"]) == 0
+    gib = {g["name"]: g["memoryGib"] for g in json.loads(capsys.readouterr().out)}
+    assert main(["gpus"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]
+            if line.split() and line.split()[0] in gib]
+    assert len(rows) == len(gib) and all(float(row[2]) == gib[row[0]] for row in rows)
+
+
+def test_the_models_table_ends_by_naming_where_every_fact_and_its_source_are(capsys) -> None:
+    assert main(["models"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "Every entry's source (its config.json) and facts: vllm-stack models --json" in lines

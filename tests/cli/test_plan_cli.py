@@ -105,3 +105,13 @@ def test_a_secret_environment_variable_is_named_never_shown(tmp_path: Path, caps
     assert main(["--project-dir", str(tmp_path), "plan", "a100"]) == 0
     # vLLM reads the API key from VLLM_API_KEY (vllm/entrypoints/openai/api_server.py, envs.py)
     assert "    VLLM_API_KEY=<secret>" in capsys.readouterr().out.splitlines()
+
+
+def test_a_fleets_text_lists_each_host_with_its_docker_gpus_and_url(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", str(FLEET_FILE), "--json"]) == 0
+    hosts = json.loads(capsys.readouterr().out)["fleet"]["hosts"]
+    assert main(["--project-dir", str(PROJECT_DIR), "plan", str(FLEET_FILE)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    block = lines[lines.index("  Hosts") + 1:][:len(hosts)]
+    assert [line.split() for line in block] == [
+        [h["name"], h["dockerHost"], "GPUs", h["gpusGiven"], h["baseUrl"]] for h in hosts]
