@@ -32,8 +32,11 @@ TUNING_NOT_SECRETS = (
     "VLLM_ATTENTION_BACKEND", "CUDA_VISIBLE_DEVICES", "MAX_JOBS", "PWD", "VLLM_KEYPOINT_MODE",
 )
 CREDENTIAL_TAILS = ("TOKEN", "API_KEY", "APIKEY", "SECRET", "PASSWORD", "PASSWD", "PASS", "PAT", "ACCESS_KEY",
-                    "SECRET_KEY", "PRIVATE_KEY", "PASSPHRASE", "AUTH_TOKEN", "ACCESS_KEY_ID", "KEY")
-"""How people end a credential's name (OPENAI_API_KEY, DB_PASSWD, GH_PAT, AWS_ACCESS_KEY_ID)."""
+                    "SECRET_KEY", "PRIVATE_KEY", "PASSPHRASE", "AUTH_TOKEN", "ACCESS_KEY_ID", "KEY",
+                    "SECRETKEY", "ACCESSKEY", "PRIVATEKEY", "AUTHTOKEN", "BEARER", "BEARER_TOKEN", "COOKIE",
+                    "SESSION_COOKIE", "CREDENTIAL", "CLIENT_SECRET", "TOKEN_VALUE", "API_KEY_B64")
+"""How people end a credential's name (OPENAI_API_KEY, DB_PASSWD, GH_PAT, AWS_ACCESS_KEY_ID, the glued
+MINIO_SECRETKEY, a cookie or bearer token, a value's encoding after it: API_KEY_B64)."""
 PREFIX_WORDS = st.sampled_from(["OPENAI", "HF", "DB", "MY", "AWS", "S3", "GH", "ANTHROPIC", "VLLM", "NGC",
                                 "REGISTRY", "HARBOR", "MINIO", "X", "SERVICE", "ADMIN"])
 
@@ -57,6 +60,11 @@ def test_credentials_vllm_and_its_libraries_read_are_refused(name: str) -> None:
 @pytest.mark.parametrize("name", TUNING_NOT_SECRETS)
 def test_tuning_variables_that_mention_a_token_are_accepted(name: str) -> None:
     assert not refused(name)
+
+
+@pytest.mark.parametrize("tail", CREDENTIAL_TAILS)
+def test_each_way_of_ending_a_credentials_name_is_refused(tail: str) -> None:
+    assert refused(tail) and refused(f"MY_{tail}") and refused(f"MY_SERVICE_{tail}".lower())
 
 
 @settings(max_examples=150, deadline=None)
