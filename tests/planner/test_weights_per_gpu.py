@@ -7,7 +7,7 @@ import pytest
 
 from vllm_serving.catalog.gpus import GPUS
 from vllm_serving.catalog.models import CATALOG, MODELS, LoggedLoad
-from vllm_serving.planner.weights_per_gpu import weights_per_gpu
+from vllm_serving.planner.weights_per_gpu import _vocab_rows_per_rank, weights_per_gpu
 
 LOADS = [(name, load) for name, entry in CATALOG.items() for load in entry.logged_loads]
 
@@ -66,3 +66,16 @@ def test_online_fp8_halves_the_projections_not_the_embeddings() -> None:
 def test_a_stated_total_keeps_its_size() -> None:
     model = MODELS["Llama-3.1-8B"].model_copy(update={"weights_gib": 20.0})
     assert weights_per_gpu(model).checkpoint_gib == pytest.approx(20.0)
+
+
+@pytest.mark.parametrize(("vocab", "tp", "rows"), [
+    (262208, 1, 262208),  # gemma-3: already a multiple of 64 (not of 128: 262272 would be padded to 128)
+    (262208, 2, 131104),  # split evenly, no second padding
+    (151936, 8, 18992),  # Qwen3: 151936 = 64 x 2374
+    (50257, 1, 50304),  # GPT-2's vocabulary padded up to 64 x 786
+    (32001, 2, 16032),  # 32064 (64 x 501) over two ranks
+])
+def test_each_rank_holds_the_vocabulary_padded_to_64_rows_then_split(vocab: int, tp: int, rows: int) -> None:
+    # vllm/model_executor/layers/vocab_parallel_embedding.py: DEFAULT_VOCAB_PADDING_SIZE = 64,
+    # num_embeddings_padded = pad_vocab_size(vocab, 64), per rank divide(num_embeddings_padded, tp_size)
+    assert _vocab_rows_per_rank(vocab, tp) == rows

@@ -46,8 +46,10 @@ class GpuWeights(msgspec.Struct, frozen=True):
 
 
 def _vocab_rows_per_rank(vocab: int, tp: int) -> int:
+    """vocab_parallel_embedding.py VocabParallelEmbedding: the vocabulary padded to 64 rows
+    (`pad_vocab_size`), then split evenly (`divide(num_embeddings_padded, tp_size)`)."""
     padded = math.ceil(vocab / VOCAB_PADDING) * VOCAB_PADDING
-    return math.ceil(padded / tp / VOCAB_PADDING) * VOCAB_PADDING
+    return math.ceil(padded / tp)
 
 
 def _round_up(value: float, step: int) -> float:
