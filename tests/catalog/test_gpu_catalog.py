@@ -77,3 +77,26 @@ def test_the_fp8_columns_follow_the_architecture(name: str) -> None:
     assert gpu.supports_fp8_w8a8 == (gpu.architecture in FP8_TENSOR_CORES), name
     assert gpu.supports_fp8_weight_only == (gpu.architecture in FP8_WEIGHT_ONLY), name
 
+
+
+def test_cuda_sees_a_little_less_than_nvidia_smi_shows() -> None:
+    # torch.cuda.mem_get_info's total (what vLLM budgets from) is nvidia-smi's total less what the
+    # driver keeps: never more, and well under a GiB on every card with a logged figure
+    measured = {name: g for name, g in GPUS.items() if g.cuda_total_gib is not None}
+    assert {"V100-32GB", "A100-80GB", "L40S", "H100-80GB"} <= set(measured)
+    for name, g in measured.items():
+        assert g.cuda_total_gib is not None
+        assert 0 <= g.memory_mib / 1024 - g.cuda_total_gib < 1.0, name
+
+
+@pytest.mark.parametrize("chip", [
+    ("V100-16GB", "V100-32GB"),  # GV100: 80 SMs
+    ("A100-40GB", "A100-PCIe-40GB", "A100-80GB", "A100-PCIe-80GB", "A800-80GB"),  # GA100 as sold: 108
+    ("L40S", "RTX-6000-Ada"),  # AD102 as sold in both: 142
+    ("H100-80GB", "H100-NVL", "H200", "H200-NVL"),  # GH100 SXM and NVL: 132
+    ("RTX-PRO-6000", "RTX-PRO-6000-WS"),  # GB202: 188
+])
+def test_cards_built_on_the_same_chip_have_the_same_sms(chip: tuple[str, ...]) -> None:
+    # NVIDIA's architecture whitepapers give one SM count per product configuration of a die
+    assert len({GPUS[name].sm_count for name in chip}) == 1, {name: GPUS[name].sm_count for name in chip}
+    assert GPUS["H100-PCIe"].sm_count != GPUS["H100-80GB"].sm_count  # 114: the PCIe card has fewer

@@ -61,3 +61,10 @@ def test_the_next_hundredth_is_named_when_it_already_holds_the_requests(current:
     requests = plan(INPUTS.model_copy(update={"gpu_memory_utilization": 0.86})).pessimistic_max_concurrency
     assert current.pessimistic_max_concurrency < requests
     assert utilization_for(INPUTS, current, requests) == 0.86
+
+
+def test_no_fix_goes_past_098_even_when_099_would_hold_the_requests(current: CapacityPlan) -> None:
+    # the CUDA context and NCCL live outside vLLM's budget: 0.99 or 1.0 leaves them nothing
+    requests = plan(INPUTS.model_copy(update={"gpu_memory_utilization": 0.99})).pessimistic_max_concurrency
+    assert not _holds({"gpu_memory_utilization": 0.98}, requests)
+    assert utilization_for(INPUTS, current, requests) is None

@@ -3,6 +3,7 @@ release, its batch flags, eager/compile mode in extraArgs, speculative decoding,
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -107,6 +108,18 @@ def test_extra_args_set_the_cuda_graphs(extra: tuple[str, ...], mode: str) -> No
     assert result.cudagraph_mode == mode and default.cudagraph_mode == "full_and_piecewise"
     assert result.cudagraph_estimate_gib < default.cudagraph_estimate_gib
     assert result.available_kv_gib > default.available_kv_gib
+
+
+@pytest.mark.parametrize("mode", ["FULL", "FULL_DECODE_ONLY", "full_and_piecewise"])
+def test_full_graph_modes_are_counted_as_the_default_full_and_piecewise(mode: str) -> None:
+    # config/compilation.py CUDAGraphMode: FULL and FULL_DECODE_ONLY capture full graphs up to
+    # max_num_seqs; the estimate counts them as FULL_AND_PIECEWISE, an upper bound, so a plan never
+    # promises KV memory the captures take (names read case-insensitively, as vLLM's enum parse)
+    extra = ("--compilation-config", json.dumps({"cudagraph_mode": mode}))
+    result = _plan("v100", image={"tag": "v0.20.2"}, extra_args=extra)
+    default = _plan("v100", image={"tag": "v0.20.2"})
+    assert result.cudagraph_mode == "full_and_piecewise"
+    assert result.cudagraph_estimate_gib == default.cudagraph_estimate_gib
 
 
 def test_compile_flags_follow_the_release_parser() -> None:
