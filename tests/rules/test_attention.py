@@ -241,3 +241,13 @@ def test_a_later_layer_kind_without_a_backend_is_still_said(monkeypatch: pytest.
     monkeypatch.setattr(attention, "layers", two_kinds)
     hits = [f for f in findings("v100", {"engine": kv(None, dtype="half")}) if f.code == "attention-no-backend"]
     assert [h.key for h in hits] == [config_key("hardware", "gpu")]
+
+
+def test_an_unknown_backend_is_answered_with_the_cuda_backends_only() -> None:
+    # the release lists every platform's backends (ROCM_*, XPU, CPU_ATTN); on a CUDA GPU only
+    # CUDA's can be set, so the fix names those alone
+    (finding,) = [f for f in findings("a100", {"engine": kv(None, attention_backend="FLASHINFER2")})
+                  if f.code == "attention-backend-unknown"]
+    named = finding.fix.split("one of ", 1)[1].split(", or remove", 1)[0].split(", ")
+    assert {"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN"} <= set(named)
+    assert [b for b in named if b.startswith(("ROCM", "XPU", "CPU")) or b in ("NO_ATTENTION", "CUSTOM")] == []

@@ -43,6 +43,11 @@ BOUNDARIES = [
     Boundary("docker-keys-on-kubernetes", "a100-k8s",
              {"hardware": {"device_ids": (0, 1, 2, 3)}, "container": {"runtime": "nvidia"}}, {},
              "deviceIds and runtime set -> unset", says=("hardware.deviceIds, container.runtime only apply",)),
+    # a Service's address is the cluster's: network.publicHost names a Docker host's (render/docker_run)
+    Boundary("docker-keys-on-kubernetes", "a100-k8s", {"network": {"public_host": "gpu-7.internal"}}, {},
+             "publicHost set -> unset", says=("network.publicHost",)),
+    Boundary("docker-keys-on-kubernetes", "a100-k8s", {"network": {"host_port": 30006}}, {},
+             "hostPort set -> unset", says=("network.hostPort",)),
 ]
 
 

@@ -89,6 +89,8 @@ def test_gpu_rules_do_not_apply_to_a_cpu_target_and_do_to_a_gpu_one() -> None:
     ({"model": {"name": "Qwen3-32B-FP8"}}, "fp8-weights-unsupported"),
     # the CPU cache is VLLM_CPU_KVCACHE_SPACE: no GPU budget to exceed, whatever the model's size
     ({"model": {"name": "Qwen3-32B"}}, "weights-exceed-budget"),
+    # no GPU memory to leave for the CUDA context: the CPU backend reads VLLM_CPU_KVCACHE_SPACE
+    ({"engine": {"gpu_memory_utilization": 0.97}}, "gpu-memory-utilization-high"),
 ])
 def test_a_cpu_target_gets_no_gpu_finding(edits: dict[str, dict[str, object]], gpu_code: str) -> None:
     assert gpu_code not in codes("local", edits)
