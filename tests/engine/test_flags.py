@@ -76,3 +76,23 @@ def test_a_modelled_flag_in_extra_args_is_sent_to_its_key() -> None:
     assert MODELLED_FLAGS["--max-num-batched-tokens"] == "engine.maxNumBatchedTokens"
     assert MODELLED_FLAGS["--no-enable-prefix-caching"] == "engine.enablePrefixCaching"
     assert MODELLED_FLAGS["--served-model-name"] == "model.servedName"
+    # the server's own address flags belong to the stack's network section and secrets: vLLM's
+    # --host, --port and --api-key in extraArgs would fight the container's port mapping or put
+    # the key in plain text
+    assert "network.bindAddress" in MODELLED_FLAGS["--host"]
+    assert "network.hostPort" in MODELLED_FLAGS["--port"]
+    assert "--secret apiKey" in MODELLED_FLAGS["--api-key"]
+
+
+def test_a_setting_vllm_decides_when_unset_sends_false_as_the_no_form() -> None:
+    # engine.enablePrefixCaching unset lets vLLM choose per model (vllm/engine/arg_utils.py
+    # EngineArgs.enable_prefix_caching: bool | None = None, resolved per model in
+    # _set_default_chunked_prefill_and_prefix_caching_args): false must reach vLLM as
+    # --no-enable-prefix-caching, not be left out,
+    # which would leave vLLM's own choice in place
+    tri_state = [name for name, field in EngineSettings.model_fields.items()
+                 if field.annotation == bool | None and name not in NOT_FLAGS]
+    assert "enable_prefix_caching" in tri_state
+    for name in tri_state:
+        flag = next(f for f in FLAGS if f.key == f"engine.{to_camel(name)}")
+        assert flag.form == "negatable", flag
