@@ -48,6 +48,14 @@ def test_no_running_server_holds_nothing(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert server_pids("ssh://gpu-v100-01", (), "vllm-v100") == frozenset()
 
 
+def test_a_host_slow_to_answer_is_still_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # an ssh connection over a WAN or through a bastion takes seconds before `docker top` answers
+    _fake_ssh(monkeypatch, tmp_path, TOP)
+    ssh = tmp_path / "ssh"
+    ssh.write_text(ssh.read_text().replace("#!/bin/sh\n", "#!/bin/sh\nsleep 2.5\n", 1))
+    assert server_pids("ssh://gpu-v100-01", (), "vllm-v100") == frozenset({4101, 4188})
+
+
 def test_an_unreachable_host_is_a_reason_not_an_empty_list(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _fake_ssh(monkeypatch, tmp_path, "", "ssh: connect to host gpu-v100-01 port 22: Connection refused", 255)
     found = server_pids("ssh://gpu-v100-01", (), "vllm-v100")
