@@ -40,7 +40,7 @@ pytest: env
 typecheck: env
 	@echo "make: mypy --strict (~20 s)"
 	$(UV) run --frozen mypy
-	$(UV) run --frozen mypy -p tools.mutation
+	$(UV) run --frozen mypy -p tools.mutation -m tools.cli_reference
 
 ## make test-docker: the shipped stacks' containers on a real Docker engine, with a stand-in vLLM
 ##   image built locally (nothing pulled); skips with the reason when no engine is reachable
