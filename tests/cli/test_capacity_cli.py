@@ -274,3 +274,25 @@ def test_an_optimization_level_vllm_lacks_is_refused(capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit) as stop:
         main(["capacity", "--model", "Qwen3-8B", "--gpu", "L4", "--optimization-level", "4"])
     assert stop.value.code == 2 and "argument --optimization-level: invalid choice: '4'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["-1", "two"])
+def test_speculative_tokens_are_a_whole_number(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["capacity", "--model", "Qwen3.5-27B", "--gpu", "A100-80GB", "--num-speculative-tokens", value])
+    assert stop.value.code == 2 and "argument --num-speculative-tokens" in capsys.readouterr().err
+
+
+def test_a_stack_without_a_tp_is_labelled_as_one_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # vLLM's tensor_parallel_size defaults to 1 (config/parallel.py ParallelConfig)
+    import shutil
+
+    import yaml
+
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    doc = yaml.safe_load(stack_file("v100").read_text())
+    doc["config"]["vllm-serving:engine"].pop("tensorParallelSize", None)
+    doc["config"]["vllm-serving:model"]["name"] = "Qwen3-8B"
+    (tmp_path / "Pulumi.one.yaml").write_text(yaml.safe_dump(doc))
+    main(["--project-dir", str(tmp_path), "capacity", "one"])
+    assert "Qwen3-8B on 1 x V100-32GB (TP 1)" in capsys.readouterr().out

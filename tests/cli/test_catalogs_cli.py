@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from vllm_serving.catalog.gpus import find_gpu
+from vllm_serving.catalog.gpus import GPUS, find_gpu
 from vllm_serving.catalog.models import find_model
 from vllm_serving.cli import main
 
@@ -117,3 +117,11 @@ def test_the_models_table_ends_by_naming_where_every_fact_and_its_source_are(cap
     assert main(["models"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "Every entry's source (its config.json) and facts: vllm-stack models --json" in lines
+
+
+def test_the_gpu_table_ends_with_the_names_gpu_takes_after_a_blank_line(capsys) -> None:
+    assert main(["gpus"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("--gpu and --model (init, capacity)"))
+    assert lines[start - 1] == "" and lines[start - 2].split()[0] in GPUS  # the table's last row above
+    assert all(len(line) <= 100 for line in lines[start:])

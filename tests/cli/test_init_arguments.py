@@ -180,6 +180,8 @@ def test_weights_in_their_own_directory_are_written_as_the_kernel_spells_them(pr
     ("localhost", ("localhost", "vllm/vllm-openai")),
     ("harbor.example.com", ("harbor.example.com", "vllm/vllm-openai")),  # a '.' alone makes a registry
     ("myorg/vllm", (None, "myorg/vllm")),  # a Docker Hub repository
+    ("harbor:30000/vllm/vllm-openai", ("harbor:30000", "vllm/vllm-openai")),  # a ':' alone makes a registry
+    ("localhost:5000/vllm/vllm-openai", ("localhost:5000", "vllm/vllm-openai")),
 ])
 def test_registry_splits_as_docker_reads_a_reference(given: str, parts: tuple[str | None, str]) -> None:
     # distribution/reference normalize.go splitDockerDomain: the first component is a registry only if it
