@@ -305,3 +305,20 @@ def test_an_ambiguous_prefix_lists_every_flag_argparse_names_when_they_fit() -> 
     (more,) = problems("--c")
     assert len(_argparse_error(("--c",)).split("could match ", 1)[1].split(", ")) > 6
     assert more.detail.endswith(", ...") and more.detail.count(", ") == 6
+
+
+def test_an_unknown_flag_with_no_close_one_is_to_be_removed() -> None:
+    (found,) = problems("--zzqxv-wobble")
+    assert (found.kind, found.flag) == ("unknown", "--zzqxv-wobble")
+    assert found.detail == "remove it: vLLM v0.19.1 has no such flag"
+
+
+def test_every_unknown_flag_is_reported_not_only_the_first() -> None:
+    assert [(p.index, p.kind) for p in problems("--enforce-eagr", "--zzqxv-wobble")] == [
+        (0, "unknown"), (1, "unknown")]
+
+
+def test_a_secret_in_the_value_of_an_unknown_flag_is_still_caught() -> None:
+    found = problems("--zzqxv-wobble", "a --api-key " + LEAK)
+    assert ("secret", 1) in [(p.kind, p.index) for p in found]
+    assert LEAK not in repr(found)

@@ -429,3 +429,33 @@ def test_generator_reads_the_checks_vllm_makes_while_building(tmp_path: Path) ->
                     "or block_size % 64 == 0)"
     assert {c["reason"]: c["when"] for c in backends["FLASH_ATTN"]["checks"]}["block_size not supported"] == (
         "block_size is not None and not (block_size % 1 == 0)")
+
+
+def test_each_section_names_the_wheel_file_it_was_read_from() -> None:
+    # docs/rules.md's release-sources table cites these: every section of the registry file, by name
+    release = load("0.19.1")
+    for section in ("parser", "speculative", "quantization", "attention_backends", "env_vars"):
+        assert release.sources[section] == release.raw[section]["source"], section
+
+
+def test_a_speculative_method_and_a_backend_keep_what_the_wheel_says() -> None:
+    release = load("0.19.1")
+    assert all(method.name == name for name, method in release.speculative_methods.items())
+    # vllm/v1/attention/backends/mla/cutlass_mla.py: Blackwell (10.x) only
+    cutlass = release.attention_backends["CUTLASS_MLA"]
+    assert cutlass.majors == (10,)
+    assert cutlass.supports_capability(9, 0) is False and cutlass.supports_capability(10, 0) is True
+
+
+@pytest.mark.parametrize("tag", [None, "", "nightly"])
+def test_an_unknown_or_missing_tag_is_checked_against_the_newest_release_and_says_how_to_add_one(
+        tag: str | None) -> None:
+    release, warning = release_for_tag(tag)
+    assert release.version == known_versions()[-1] and warning is not None
+    assert warning.startswith("no image tag " if not tag else f"image tag {tag!r} ")
+    assert warning.endswith("add its registry with tools/vllm_release/generate.py")
+
+
+def test_a_lone_dash_abbreviates_no_flag() -> None:
+    # argparse reads "-" as a positional (stdin by convention), never as a prefix of every flag
+    assert load("0.19.1").resolve_abbrev("-") == ()
