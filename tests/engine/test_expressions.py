@@ -28,6 +28,9 @@ H100 = Capability(9, 0)
     ("1 <= num_speculative_tokens < max_tokens", {"num_speculative_tokens": 2, "max_tokens": 3}, True),
     ("-offset == -3", {"offset": 3}, True),
     ("swap_space > -1", {"swap_space": 0}, True),
+    # arithmetic with an input on each side (vLLM's `total_num_attention_heads % tensor_parallel_size`)
+    ("heads % tp != 0", {"heads": 40, "tp": 8}, False),
+    ("heads % tp", {"heads": 40, "tp": 6}, 4),
 ])
 def test_folded_checks_evaluate_as_python_would(text: str, values: dict[str, object], expected: object) -> None:
     assert evaluate(text, values) == expected

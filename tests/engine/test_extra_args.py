@@ -197,6 +197,7 @@ def test_a_stray_word_after_a_list_flag_is_read_as_its_value() -> None:
     found = problems("extra", before=BEFORE[:4])  # --served-model-name m is the last typed flag
     assert [(p.kind, p.index) for p in found] == [("not-a-flag", 0)]
     assert "--served-model-name" in found[0].detail and "model.servedName" in found[0].detail
+    assert found[0].flag == "--served-model-name"  # the finding names the flag that swallows it
 
 
 def test_an_unknown_flag_names_the_release_and_a_close_flag() -> None:
@@ -322,3 +323,14 @@ def test_a_secret_in_the_value_of_an_unknown_flag_is_still_caught() -> None:
     found = problems("--zzqxv-wobble", "a --api-key " + LEAK)
     assert ("secret", 1) in [(p.kind, p.index) for p in found]
     assert LEAK not in repr(found)
+
+
+def test_an_unknown_flag_is_named_without_the_value_written_to_it() -> None:
+    (found,) = problems("--zzqxv-wobble=" + LEAK)
+    assert found.flag == "--zzqxv-wobble" and LEAK not in repr(found)
+
+
+def test_an_empty_item_says_how_vllm_reads_it() -> None:
+    (found,) = problems("")
+    assert (found.kind, found.detail) == (
+        "not-a-flag", "is empty: vLLM reads it as a positional argument, and takes none")

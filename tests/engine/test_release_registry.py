@@ -459,3 +459,21 @@ def test_an_unknown_or_missing_tag_is_checked_against_the_newest_release_and_say
 def test_a_lone_dash_abbreviates_no_flag() -> None:
     # argparse reads "-" as a positional (stdin by convention), never as a prefix of every flag
     assert load("0.19.1").resolve_abbrev("-") == ()
+
+
+def test_the_registry_keeps_each_record_under_its_own_name() -> None:
+    release = load("0.19.1")
+    assert all(backend.name == name for name, backend in release.attention_backends.items())
+    assert release.unextracted == tuple(release.raw["unextracted"])
+    # the --help section a flag is listed under (vllm/entrypoints/openai/cli_args.py FrontendArgs)
+    assert release.flags["--port"].group == "Frontend"
+
+
+def test_a_flag_written_with_its_value_matches_the_flag() -> None:
+    found = load("0.19.1").match("--max-model-len=8k")
+    assert found is not None and found.flag.name == "--max-model-len" and not found.negated
+
+
+def test_the_unknown_tag_warning_says_to_pin_a_known_release() -> None:
+    _, warning = release_for_tag("nightly")
+    assert warning is not None and "the newest known. Pin a known release tag, or add its registry" in warning
