@@ -205,3 +205,10 @@ def test_an_unknown_dtype_is_named_in_at_most_twenty_characters(tmp_path: Path) 
     with pytest.raises(HeaderError) as refused:
         header_weights(tmp_path, 1)
     assert str(refused.value) == f"tensor 'w': unknown dtype {'Q' * 20!r}"
+
+
+def test_the_norms_are_two_per_layer_and_one_at_the_end() -> None:
+    # Qwen/Qwen3-8B model.safetensors.index.json: model.layers.N.input_layernorm.weight and
+    # post_attention_layernorm.weight per layer, model.norm.weight once, each hidden_size (4096) wide;
+    # 36 layers (the q/k norms are head_dim wide and counted with attention)
+    assert element_counts(MODELS["Qwen3-8B"])["norm"] == (2 * 36 + 1) * 4096

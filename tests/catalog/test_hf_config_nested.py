@@ -127,3 +127,15 @@ def test_qwen2_vl_rope_scaling_with_mrope_sections_is_multimodal_rope() -> None:
     model = parse_hf_config(_published("qwen2-vl-7b-instruct.config.json"))
     assert model.multimodal_rope
     assert not parse_hf_config(_published("qwen3-4b.config.json")).multimodal_rope
+
+
+def test_a_legacy_rope_type_is_read_as_vllm_renames_it() -> None:
+    # vllm/transformers_utils/config.py patch_rope_parameters_dict (v0.19.1): `type` read as
+    # `rope_type`, the legacy "su" as "longrope"
+    from vllm_serving.catalog.hf_config_fields import rope_scalings  # noqa: PLC0415
+
+    (named,) = rope_scalings({"rope_scaling": {"type": "su", "factor": 4.0}})
+    assert (named.rope_type, named.factor) == ("longrope", 4.0)
+    yarn_entry = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+    (yarn,) = rope_scalings({"rope_scaling": yarn_entry})
+    assert (yarn.rope_type, yarn.original_max_position_embeddings) == ("yarn", 32768)

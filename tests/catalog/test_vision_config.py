@@ -205,3 +205,6 @@ def test_llava_runs_clip_up_to_its_feature_layer() -> None:
                                "num_attention_heads": 16, "num_hidden_layers": 24, "patch_size": 14}}
     depths = [vision_encoder(llava | {"vision_feature_layer": layer}, {}, "llava") for layer in (-1, 12)]
     assert [v.depth if v else None for v in depths] == [24, 12]
+    # left out, transformers' LlavaConfig default applies: vision_feature_layer=-2, 23 layers
+    unset = vision_encoder(llava, {}, "llava")
+    assert unset is not None and unset.depth == 23
