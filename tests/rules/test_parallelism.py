@@ -59,8 +59,12 @@ BOUNDARIES = [
              "8 GPUs per node, TP 4: Docker (all 8 given) -> Kubernetes (the pod asks 4)", says=("4 stay idle",)),
     Boundary("parallel-exceeds-host", "v100", tp(16), tp(16, count=16), "TP 16 on 8 GPUs -> on 16"),
     Boundary("parallel-exceeds-host", "v100", tp(8, pp=2), tp(8, pp=1), "8 GPUs: TP 8 x PP 2 -> PP 1"),
+    # the fix spells the YaRN override that stretches 262,144 trained positions far enough: factor
+    # ceil(262145 / 262144) = 2, under text_config for a multimodal model
     Boundary("max-model-len-exceeds-model", "a100", {"engine": {"max_model_len": LONG}},
-             {"engine": {"max_model_len": LONG - 1}}, "262145 -> 262144 tokens"),
+             {"engine": {"max_model_len": LONG - 1}}, "262145 -> 262144 tokens",
+             says=('{"text_config": {"rope_scaling": {"rope_type": "yarn", "factor": 2, '
+                   '"original_max_position_embeddings": 262144}}}',)),
     Boundary("max-model-len-exceeds-model", "a100", {"engine": {"max_model_len": LONG}},
              {"engine": {"max_model_len": -1}}, "262145 -> -1 (vLLM fits it)"),
     # Qwen3.6 is multimodal: overrides reach its language model only under text_config
