@@ -32,7 +32,7 @@ BOUNDARIES = [
              extra("--performance-mode=throughput"), "choices are exact: Throughput -> throughput", key=ITEM0),
     Boundary("extra-arg-choice", "v100", extra("--enforce-eager", "--block-size", "sixteen"),
              extra("--enforce-eager", "--block-size", "16"), "--block-size sixteen -> 16", key=ITEM1,
-             says=("a whole number",)),
+             says=("--block-size takes a whole number, which this value is not",)),
     Boundary("extra-arg-choice", "v100", extra("--hf-overrides", "{max_window_layers: 4}"),
              extra("--hf-overrides", '{"max_window_layers": 4}'), "--hf-overrides: not JSON -> JSON", key=ITEM0),
     Boundary("extra-arg-choice", "v100", extra("--max-num-partial-prefills", "2k"),

@@ -37,6 +37,9 @@ BOUNDARIES = [
              "16 GPUs over 4 nodes -> 2", says=("4 per node",), fix="set kubernetes.nodes: 2"),
     Boundary("multi-node-gpus-mismatch", "a100-k8s", two_nodes(tp=4, pp=3), two_nodes(tp=4, pp=4),
              "TP 4 x PP 3 = 12 over 2 nodes of 8 -> PP 4", fix="set engine.pipelineParallelSize: 4"),
+    # 12 GPUs, 6 per node on nodes of 8: no node count fills them, and TP 6 divides no whole number of nodes
+    Boundary("multi-node-gpus-mismatch", "a100-k8s", two_nodes(tp=6, pp=2), two_nodes(tp=8, pp=2),
+             "TP 6 x PP 2 = 12 over 2 nodes of 8 -> TP 8", fix="make TP x PP a multiple of hardware.count"),
     Boundary("multi-node-data-parallel", "a100-k8s", two_nodes(engine={"data_parallel_size": 2}),
              two_nodes(engine={"data_parallel_size": 1}), "over 2 nodes: DP 2 -> 1",
              says=("kubernetes.replicas",)),
