@@ -188,3 +188,53 @@ def test_a_fleet_host_s_repeated_device_ids_are_shown() -> None:
     hosts = [{"dockerHost": "ssh://deploy@gpu01.internal", "deviceIds": [1, 1]}]
     f = _one(f"{PROJECT}:target.hosts[0].deviceIds", target={"kind": "docker", "hosts": hosts})
     assert (f.message, f.fix) == ("device ids repeat: [1, 1]", "list each GPU index once")
+
+
+# Whole findings as a user reads them, one per kind of mistake: the message and the fix are the
+# interface (CI logs, `pulumi preview`), so they are pinned here word for word, each read for sense.
+@pytest.mark.parametrize(("sections", "key", "code", "message", "fix"), [
+    ({"hardware": {"count": 2}}, "hardware.gpu", "config-missing", "is required",
+     "pulumi config set --path 'hardware.gpu' VALUE"),
+    ({"container": {"startupTimeout": "ten minutes"}}, "container.startupTimeout", "config-invalid",
+     "'ten minutes' is not a duration; write e.g. '90s', '20m' or '1h30m'",
+     "write a duration such as '90s', '20m' or '1h30m'"),
+    ({"engine": {"gpuMemoryUtilization": "90%"}}, "engine.gpuMemoryUtilization", "config-type",
+     "expects float, got '90%'", "write 0.9 (a share of 1, not a percentage)"),
+    ({"engine": {"speculativeConfig": '{"method": "mtp", "numSpeculativeTokens": 1}'}}, "engine.speculativeConfig",
+     "config-type", "is JSON text, not YAML keys",
+     "write the keys as YAML under engine.speculativeConfig (camelCase), one per line"),
+    ({"engine": {"env": ["NCCL_DEBUG=INFO"]}}, "engine.env", "config-type",
+     "is a list of NAME=value items (docker run -e style)",
+     "write each as NAME: value under engine.env, e.g. NCCL_DEBUG: 'VALUE' (values in quotes)"),
+    ({"engine": ["a"]}, "engine", "config-type", "must be a mapping of keys, got a list",
+     "write it as YAML keys under engine"),
+    ({"model": {**BASE["model"], "servedName": 123}}, "model.servedName", "config-type", "expects text, got 123",
+     "write a quoted string, exactly as meant: unquoted, YAML reads it as a number (and drops what a number "
+     "has no room for: 0.10 becomes 0.1, 010 becomes 8)"),
+    ({"hardware": {**BASE["hardware"], "deviceIds": []}}, "hardware.deviceIds", "config-invalid",
+     "an empty device list gives the container no GPU",
+     "list GPU indices such as [6, 7, 8, 9], or remove the key for all GPUs"),
+    ({"target": {"kind": "kubernetes"}, "kubernetes": {"namespace": "Bad_NS"}}, "kubernetes.namespace",
+     "config-invalid", "'Bad_NS' is not a valid namespace name",
+     "use at most 63 lower-case letters, digits and '-', e.g. vllm"),
+    ({"target": {"dockerHost": "ssh://deploy@gpu:2222", "sshOpts": ["-p", "22"]}}, "target.sshOpts[0]",
+     "config-invalid", "'-p' is ssh's -p flag: only -o options are passed", "write it as '-o Port=22'"),
+    ({"engine": {"gpuMemoryUtilization": "high"}}, "engine.gpuMemoryUtilization", "config-type",
+     "expects float, got 'high'", "write a number such as 0.9 ("),
+    ({"target": {"hosts": [{"name": "gpu01", "dockerHost": "ssh://a@gpu01", "deviceIds": []}]}},
+     "target.hosts[0].deviceIds", "config-invalid", "an empty device list gives the container no GPU",
+     "list GPU indices such as [0, 1, 2, 3], or remove the key for hardware.deviceIds"),
+    ({"target": {"kind": "kubernetes"}, "kubernetes": {"cache": {"storageClassName": "Bad_Class"}}},
+     "kubernetes.cache.storageClassName", "config-invalid", "'Bad_Class' is not a valid Kubernetes storage class name",
+     "use lower-case letters, digits, '-' and '.'"),
+    ({"target": {"kind": "swarm"}}, "target.kind", "config-invalid", "'swarm' is not allowed",
+     "write one of 'docker' or 'kubernetes'"),
+    ({"target": {"kind": "kubernetes"}, "kubernetes": {"nodeSelector": {"bad key!": "x"}}},
+     "kubernetes.nodeSelector", "config-invalid", "nodeSelector key 'bad key!' is not a Kubernetes label key",
+     "write prefix/name such as nvidia.com/gpu.product (name: at most 63 letters, digits, '-_.')"),
+])
+def test_each_kind_of_mistake_reads_as_written_here(sections: dict[str, Any], key: str, code: str, message: str,
+                                                    fix: str) -> None:
+    f = _one(f"{PROJECT}:{key}", **sections)
+    assert (f.code, f.message) == (code, message)
+    assert f.fix.startswith(fix), f.fix
