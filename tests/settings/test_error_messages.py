@@ -219,6 +219,19 @@ def test_a_fleet_host_s_repeated_device_ids_are_shown() -> None:
      "use at most 63 lower-case letters, digits and '-', e.g. vllm"),
     ({"target": {"dockerHost": "ssh://deploy@gpu:2222", "sshOpts": ["-p", "22"]}}, "target.sshOpts[0]",
      "config-invalid", "'-p' is ssh's -p flag: only -o options are passed", "write it as '-o Port=22'"),
+    # vLLM's flag spellings in a stack file, with or without the dashes: the YAML key to write
+    ({"engine": {"max-model-len": 8192}}, "engine.max-model-len", "config-unknown-key",
+     "unknown key 'max-model-len'", "write it as maxModelLen (camelCase, as the YAML keys are spelt)"),
+    ({"engine": {"--max_model_len": 8192}}, "engine.--max_model_len", "config-unknown-key",
+     "unknown key '--max_model_len'", "write it as maxModelLen (camelCase, as the YAML keys are spelt)"),
+    ({"target": {"dockerHost": "ssh://deploy@gpu", "sshOpts": ["-p"]}}, "target.sshOpts[0]", "config-invalid",
+     "'-p' is ssh's -p flag: only -o options are passed", "write it as '-o Port=VALUE'"),
+    ({"target": {"dockerHost": "ssh://deploy@gpu:2222", "sshOpts": ["-o", "Port=22"]}}, "target.sshOpts[0]",
+     "config-invalid", "Port=22 overrides dockerHost's port 2222: ssh keeps the first value it reads, and "
+     "sshOpts come first", "remove Port from sshOpts, or put 22 in dockerHost"),
+    ({"model": {"name": "Qwen3.5-27B", "hostPath": "/" + "a" * 300}}, "model.hostPath", "config-invalid",
+     "path '/" + "a" * 59 + "'... has a name of 300 bytes: the kernel refuses it (ENAMETOOLONG), so the mount "
+     "fails only when the container starts", "use a path under 4096 bytes with names of at most 255 bytes"),
     ({"engine": {"gpuMemoryUtilization": "high"}}, "engine.gpuMemoryUtilization", "config-type",
      "expects float, got 'high'", "write a number such as 0.9 ("),
     ({"target": {"hosts": [{"name": "gpu01", "dockerHost": "ssh://a@gpu01", "deviceIds": []}]}},
@@ -238,3 +251,10 @@ def test_each_kind_of_mistake_reads_as_written_here(sections: dict[str, Any], ke
     f = _one(f"{PROJECT}:{key}", **sections)
     assert (f.code, f.message) == (code, message)
     assert f.fix.startswith(fix), f.fix
+
+
+def test_a_local_socket_has_no_ssh_host_name() -> None:
+    from vllm_serving.settings.target import ssh_hostname  # noqa: PLC0415
+
+    assert ssh_hostname("unix:///var/run/docker.sock") is None and ssh_hostname("tcp://gpu:2376") is None
+    assert ssh_hostname("ssh://deploy@[fd00::7]:2222") == "[fd00::7]"
