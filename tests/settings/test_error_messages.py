@@ -232,6 +232,17 @@ def test_a_fleet_host_s_repeated_device_ids_are_shown() -> None:
     ({"model": {"name": "Qwen3.5-27B", "hostPath": "/" + "a" * 300}}, "model.hostPath", "config-invalid",
      "path '/" + "a" * 59 + "'... has a name of 300 bytes: the kernel refuses it (ENAMETOOLONG), so the mount "
      "fails only when the container starts", "use a path under 4096 bytes with names of at most 255 bytes"),
+    ({"engine": {"attentionBackend": "flash attn"}}, "engine.attentionBackend", "config-invalid",
+     "'flash attn' is not an attention backend name",
+     "write the backend's name as vLLM lists it, e.g. FLASHINFER or TRITON_ATTN"),
+    ({"engine": {"extraArgs": ["--api-key", "x"]}}, "engine.extraArgs[0]", "config-invalid",
+     "this item passes (or misspells) --api-key, a secret: its value would sit in plain text in the stack "
+     "file, the container spec and the process list",
+     "remove it and its value from engine.extraArgs and run: pulumi config set --secret apiKey"),
+    ({"engine": {"maxNumSeqs": "many"}}, "engine.maxNumSeqs", "config-type", "expects int, got 'many'",
+     "write a whole number such as 8192 ("),
+    ({"model": {"name": "Qwen3.5-27B", "hostPath": "models/qwen"}}, "model.hostPath", "config-invalid",
+     "path 'models/qwen' is not an absolute path", "write an absolute path such as /data/models/Qwen3.5-27B"),
     ({"engine": {"gpuMemoryUtilization": "high"}}, "engine.gpuMemoryUtilization", "config-type",
      "expects float, got 'high'", "write a number such as 0.9 ("),
     ({"target": {"hosts": [{"name": "gpu01", "dockerHost": "ssh://a@gpu01", "deviceIds": []}]}},
@@ -258,3 +269,12 @@ def test_a_local_socket_has_no_ssh_host_name() -> None:
 
     assert ssh_hostname("unix:///var/run/docker.sock") is None and ssh_hostname("tcp://gpu:2376") is None
     assert ssh_hostname("ssh://deploy@[fd00::7]:2222") == "[fd00::7]"
+
+
+def test_a_missing_section_says_which_and_how_to_add_it() -> None:
+    values = {f"{PROJECT}:{k}": v for k, v in BASE.items() if k != "hardware"}
+    with pytest.raises(ConfigError) as failed:
+        parse_stack_config(values)
+    (finding,) = [f for f in failed.value.findings if f.key == f"{PROJECT}:hardware"]
+    assert (finding.code, finding.message) == ("config-missing", "the hardware section is missing")
+    assert finding.fix.startswith(f"add `{PROJECT}:hardware:` to the stack file (")
