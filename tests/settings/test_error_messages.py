@@ -243,6 +243,18 @@ def test_a_fleet_host_s_repeated_device_ids_are_shown() -> None:
      "write a whole number such as 8192 ("),
     ({"model": {"name": "Qwen3.5-27B", "hostPath": "models/qwen"}}, "model.hostPath", "config-invalid",
      "path 'models/qwen' is not an absolute path", "write an absolute path such as /data/models/Qwen3.5-27B"),
+    ({"model": {**BASE["model"], "servedName": True}}, "model.servedName", "config-type", "expects text, got True",
+     "write a quoted string: YAML reads an unquoted yes/on/y/true as the boolean true ("),
+    ({"target": {"dockerHost": "ssh://d@gpu", "sshOpts": ["-o"]}}, "target.sshOpts[0]", "config-invalid",
+     "'-o' is the last item: ssh would take the next word of its command line, one Docker adds, as the option",
+     "write each option as -o Keyword=Value, or remove it"),
+    # a nested key's fix ends with that key's own documentation (settings/kubernetes.py ServiceSettings.port)
+    ({"target": {"kind": "kubernetes"}, "kubernetes": {"service": {"type": "NodePort", "port": "abc"}}},
+     "kubernetes.service.port", "config-type", "expects int, got 'abc'",
+     "write a whole number such as 8192 (Service port; the container port stays 8000.)"),
+    # a long value is quoted up to 60 characters: the line stays readable
+    ({"model": {**BASE["model"], "hostPath": "models/" + "q" * 80}}, "model.hostPath", "config-invalid",
+     "path 'models/" + "q" * 53 + "' is not an absolute path", "write an absolute path such as /data/"),
     ({"engine": {"gpuMemoryUtilization": "high"}}, "engine.gpuMemoryUtilization", "config-type",
      "expects float, got 'high'", "write a number such as 0.9 ("),
     ({"target": {"hosts": [{"name": "gpu01", "dockerHost": "ssh://a@gpu01", "deviceIds": []}]}},
