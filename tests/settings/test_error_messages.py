@@ -70,6 +70,8 @@ def test_a_parser_name_with_a_space_is_refused_with_its_value() -> None:
     ("engine", "enablePrefixCaching", "maybe", "expects bool, got 'maybe'", "write true or false"),
     ("engine", "gpuMemoryUtilization", 0, "0 is out of range", "write a value greater than 0"),
     ("engine", "maxNumSeqs", 0, "0 is out of range", "write a value at least 1"),
+    ("container", "logMaxFiles", 101, "101 is out of range", "write a value at most 100"),
+    ("capacity", "minConcurrency", 0, "0 is out of range", "write a value greater than 0"),
 ])
 def test_a_wrong_type_or_range_says_what_to_write(section: str, key: str, value: object, message: str,
                                                  fix: str) -> None:
