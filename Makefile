@@ -89,10 +89,12 @@ bench: env
 ##   of vllm_serving/ or components/ against its own tests only (tests/<package>/, tests/test_<package>*.py),
 ##   SAMPLE mutants drawn with SEED (default: all); prints the score and each survivor's diff, and
 ##   keeps the latest score per package in out/mutation.json (docs/testing.md). No PACKAGE: lists them.
+##   AGAIN=1: run only the last recorded run's survivors (after tests were added for them).
 .PHONY: mutation
 PACKAGE ?=
 SAMPLE ?=
 SEED ?= 1
+AGAIN ?=
 mutation: env
 	@echo "make: mutation testing (tens of minutes)"
-	$(UV) run --frozen python -m tools.mutation.run $(PACKAGE) $(if $(SAMPLE),--sample $(SAMPLE)) --seed $(SEED) --max-children 2
+	$(UV) run --frozen python -m tools.mutation.run $(PACKAGE) $(if $(SAMPLE),--sample $(SAMPLE)) --seed $(SEED) $(if $(AGAIN),--survivors-again) --max-children 2

@@ -60,3 +60,23 @@ def test_everything_but_the_sources_and_scratch_is_copied_for_the_tests(tree: Pa
     assert also_copy(tree) == ["Pulumi.yaml", "docs", "tests"]
     assert packages(tree) == ["observability", "render", "spec", "units", "untested", "components/docker",
                               "components/program"]
+
+
+def test_survivors_are_run_again_only_over_the_source_they_were_named_in(tree: Path) -> None:
+    # mutmut numbers mutants per function: after a source change, a recorded survivor's name may
+    # name another mutant, so `--survivors-again` must refuse rather than score the wrong ones
+    from tools.mutation.run import Score, check_unchanged, source_digest
+
+    chosen = target(tree, "observability")
+    before = source_digest(chosen, tree)
+    (tree / "tests/observability/test_alerts.py").write_text("def test_more(): pass\n")
+    (tree / "vllm_serving/spec.py").write_text("X = 2\n")
+    assert source_digest(chosen, tree) == before  # tests and other packages may change
+    recorded = Score(package="observability", date="2026-12-03", seed=1, sample=None, mutants=3,
+                     uncovered=0, covered=3, killed=2, source_digest=before)
+    check_unchanged(chosen, recorded, tree)
+    (tree / "vllm_serving/observability/alerts.py").write_text("def f():\n    return 1\n")
+    with pytest.raises(ValueError, match="source changed since its recorded run"):
+        check_unchanged(chosen, recorded, tree)
+    with pytest.raises(ValueError, match="recorded no digest"):
+        check_unchanged(chosen, Score(**{**recorded.__dict__, "source_digest": ""}), tree)

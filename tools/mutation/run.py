@@ -1,6 +1,8 @@
 """Mutation testing of one package against its own tests, sampled with a recorded seed.
 
     python -m tools.mutation.run PACKAGE [--sample N] [--seed S] [--max-children 2]
+    python -m tools.mutation.run PACKAGE --survivors-again
+
 
 mutmut (3.x) reads its configuration from pyproject.toml only; this sets the two fields that make
 a run per package (`only_mutate`: the package's modules; the test selection: its own tests, see
@@ -8,6 +10,11 @@ targets.py) on mutmut's loaded configuration, then drives mutmut's own steps: ge
 mutants, record which tests reach which function, sample N of the mutants some own test reaches
 (`random.Random(seed)` over their sorted names, so a seed names the same sample on every machine),
 run them, and print the score (killed / covered mutants sampled) and every survivor's diff.
+
+`--survivors-again` runs only the survivors of the package's last recorded run, after tests were
+added for them, and records that run's score with the survivors now killed: a test added can
+only kill more, so the other mutants' verdicts stand. It refuses when the package's source
+changed since (`source_digest`): mutmut numbers mutants per function, so a changed module renames them.
 
 It writes only under mutants/ (mutmut's copy, emptied first: results of another package's run
 must not leak in) and the report, out/mutation.json (one entry per package, the latest run).
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import random
@@ -70,10 +78,22 @@ class Score:
     """Mutant name -> its status (survived, suspicious, ...)."""
     unreached: list[str] = field(default_factory=list)
     """The functions whose mutants no own test reaches."""
+    source_digest: str = ""
+    """sha256 of the mutated modules' text: the mutant names hold only for this source."""
+    survivors_again: int = 0
+    """How many times the survivors were run again after tests were added for them."""
 
     @property
     def percent(self) -> float:
         return 100.0 * self.killed / self.covered if self.covered else 100.0
+
+
+def source_digest(chosen: Target, root: Path = ROOT) -> str:
+    """sha256 over the mutated modules (path and text, in path order)."""
+    digest = hashlib.sha256()
+    for path in sorted({p for pattern in chosen.modules for p in root.glob(pattern) if p.suffix == ".py"}):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def configure(chosen: Target) -> None:
@@ -138,6 +158,19 @@ def run(chosen: Target, sample: int | None, seed: int, max_children: int) -> Sco
     names = sorted(all_mutants())
     reached = covered(names)
     picked = reached if sample is None or sample >= len(reached) else random.Random(seed).sample(reached, sample)
+    statuses = _both_passes(picked, max_children)
+    return Score(
+        package=chosen.name, date=datetime.date.today().isoformat(), seed=seed, sample=sample,
+        mutants=len(names), uncovered=len(names) - len(reached), covered=len(picked),
+        killed=sum(s in KILLED for s in statuses.values()),
+        survivors={n: s for n, s in sorted(statuses.items()) if s not in KILLED},
+        unreached=sorted({mangled_name_from_mutant_name(n) for n in set(names) - set(reached)}),
+        source_digest=source_digest(chosen),
+    )
+
+
+def _both_passes(picked: Sequence[str], max_children: int) -> dict[str, str]:
+    """Each mutant's status: run from the collected tests, the survivors again importing afresh."""
     if picked:
         mutmut_main._run(sorted(picked), max_children)
     statuses = _statuses(picked)
@@ -146,13 +179,35 @@ def run(chosen: Target, sample: int | None, seed: int, max_children: int) -> Sco
         _against_every_own_test(survivors)
         mutmut_main._run(survivors, max_children)
         statuses |= _statuses(survivors)
-    return Score(
-        package=chosen.name, date=datetime.date.today().isoformat(), seed=seed, sample=sample,
-        mutants=len(names), uncovered=len(names) - len(reached), covered=len(picked),
-        killed=sum(s in KILLED for s in statuses.values()),
-        survivors={n: s for n, s in sorted(statuses.items()) if s not in KILLED},
-        unreached=sorted({mangled_name_from_mutant_name(n) for n in set(names) - set(reached)}),
-    )
+    return statuses
+
+
+def check_unchanged(chosen: Target, previous: Score, root: Path = ROOT) -> None:
+    """ValueError when the source `previous`'s mutants were named in has changed since."""
+    if not previous.source_digest or previous.source_digest != source_digest(chosen, root):
+        raise ValueError(f"{chosen.name}'s source changed since its recorded run (or that run recorded no "
+                         "digest): its mutants are named afresh, so run a sample again")
+
+
+def survivors_again(chosen: Target, previous: Score, max_children: int) -> Score:
+    """`previous`'s survivors run again (check_unchanged first): its score with those now killed."""
+    shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+    prepare(max_children)
+    statuses = _both_passes(sorted(previous.survivors), max_children)
+    newly = sum(s in KILLED for s in statuses.values())
+    return Score(**{**asdict(previous), "date": datetime.date.today().isoformat(),
+                    "killed": previous.killed + newly,
+                    "survivors": {n: s for n, s in sorted(statuses.items()) if s not in KILLED},
+                    "survivors_again": previous.survivors_again + 1})
+
+
+def recorded(package: str) -> Score:
+    """The package's last run as out/mutation.json keeps it; ValueError when there is none."""
+    saved = json.loads(REPORT.read_text(encoding="utf-8")) if REPORT.exists() else {}
+    if package not in saved:
+        raise ValueError(f"no recorded run of {package} in {REPORT.relative_to(ROOT)}: run it first")
+    entry = saved[package]
+    return Score(**{f: entry[f] for f in Score.__dataclass_fields__ if f in entry})
 
 
 def report(score: Score, chosen: Target) -> str:
@@ -161,7 +216,8 @@ def report(score: Score, chosen: Target) -> str:
         f"mutation score of {score.package}: {score.killed}/{score.covered} covered mutants killed"
         f" ({score.percent:.1f}%), by {' '.join(chosen.tests)}",
         f"  {score.mutants} mutants, {score.uncovered} in functions no own test reaches;"
-        f" sample {score.sample or 'all'}, seed {score.seed}",
+        f" sample {score.sample or 'all'}, seed {score.seed}"
+        + (f"; survivors run again {score.survivors_again}x" if score.survivors_again else ""),
     ]
     lines += [f"  unreached: {name}" for name in score.unreached]
     for name, status in score.survivors.items():
@@ -183,6 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=None, help="mutants to run (default: every covered one)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--survivors-again", action="store_true",
+                        help="run only the last recorded run's survivors (the source unchanged since)")
     args = parser.parse_args(argv)
     os.chdir(ROOT)  # mutmut reads pyproject.toml and writes mutants/ relative to the working directory
     if not args.package:
@@ -190,11 +248,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         chosen = target(ROOT, args.package)
+        previous = recorded(chosen.name) if args.survivors_again else None
+        if previous is not None:
+            check_unchanged(chosen, previous)
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2
     configure(chosen)
-    score = run(chosen, args.sample or None, args.seed, args.max_children)
+    if previous is not None:
+        score = survivors_again(chosen, previous, args.max_children)
+    else:
+        score = run(chosen, args.sample or None, args.seed, args.max_children)
     save(score)
     print(report(score, chosen))
     return 0
