@@ -13,6 +13,7 @@ import unicodedata
 
 from pydantic.alias_generators import to_camel
 
+from vllm_serving.settings.shown import shown
 from vllm_serving.units import HUMAN_INT, HUMAN_MULTIPLIERS
 
 # Keys people write by habit that mean something else here: key (lower case) -> the fix.
@@ -86,7 +87,7 @@ def _odd_characters(name: str) -> str | None:
 
 def unknown_key(name: str, known: list[str], close: str | None) -> tuple[str, str]:
     """(message, fix) for a key no section has: the key it spells, else a habit, else a guess."""
-    message = f"unknown key {name[:60]!r}"
+    message = f"unknown key {shown(name)!r}"
     odd = _odd_characters(name)
     if odd:
         message += f": it {odd}"

@@ -30,6 +30,7 @@ from collections.abc import Callable
 import msgspec
 
 from vllm_serving.settings.base import fix_error
+from vllm_serving.settings.shown import shown
 from vllm_serving.settings.text_checks import HOSTNAME
 
 # One whole option; the value has no white space, quote, backslash, '#' or '=' (OpenSSH strips
@@ -147,15 +148,15 @@ def _flag_of(item: str) -> tuple[str, str | None] | None:
 def _refuse_unread(item: str, following: str) -> tuple[str, str]:
     """(message, fix) for an item (or -o pair) not of the accepted form: by the option ssh would
     read from it (its keyword, in any case or quotes; its flag, combined or not)."""
-    shown = item[:60]
+    quoted = repr(shown(item))
     read = _flag_of(item)
     if read is None:
-        return (f"{shown!r} is not an option: ssh would take a bare word as the host to connect to, and send "
+        return (f"{quoted} is not an option: ssh would take a bare word as the host to connect to, and send "
                 "the Docker API calls and the registry password there",
                 f"remove it: the host is target.dockerHost; {_ONE_ITEM}")
     flag, argument = read
     argument = following if argument is None else argument
-    combined = "" if item.startswith(flag) else f"{shown!r} combines flags, and ssh reads {flag} in it: "
+    combined = "" if item.startswith(flag) else f"{quoted} combines flags, and ssh reads {flag} in it: "
     if flag == "-o":
         keyword = _LOOSE_KEYWORD.match(f"-o{argument}")
         allowed = ALLOWED.get(keyword.group(1).lower()) if keyword else None
@@ -163,14 +164,14 @@ def _refuse_unread(item: str, following: str) -> tuple[str, str]:
             message, fix = _check_option(keyword.group(1), "") or ("", "")
             return combined + message, fix
         if allowed is not None and not combined:
-            return (f"{shown!r} does not give {allowed.name} {allowed.values} in plain characters (ssh reads "
+            return (f"{quoted} does not give {allowed.name} {allowed.values} in plain characters (ssh reads "
                     "quotes, spaces, '#' and ';' in a value differently, or hands it to a shell)",
                     f"write it as -o {allowed.name}=VALUE, VALUE {allowed.values}")
     if flag in _FLAG_FORMS and not combined:
-        return (f"{shown!r} is ssh's {flag} flag: only -o options are passed",
-                f"write it as '-o {_FLAG_FORMS[flag]}={(argument or 'VALUE')[:60]}'")
+        return (f"{quoted} is ssh's {flag} flag: only -o options are passed",
+                f"write it as '-o {_FLAG_FORMS[flag]}={shown(argument or 'VALUE')}'")
     does = FLAG_WHY_NOT.get(flag, "is not passed: only -o options from the list are")
-    return (f"{combined or repr(shown) + ' is '}ssh's {flag} flag, which {does}",
+    return (f"{combined or quoted + ' is '}ssh's {flag} flag, which {does}",
             f"{_ONE_ITEM}, one per item, with a keyword of: {ALLOWED_TEXT}; keep other settings in the "
             "deployer's own ~/.ssh/config")
 
@@ -187,7 +188,7 @@ def _check_option(key: str, value: str) -> tuple[str, str] | None:
         return (f"the ssh option {key[:40]} {does}", f"remove it; only these are passed: {ALLOWED_TEXT} (keep "
                 "other settings in the deployer's own ~/.ssh/config)")
     if not allowed.check(value):
-        return (f"{allowed.name}={value[:60]} is not a value this project passes to ssh",
+        return (f"{allowed.name}={shown(value)} is not a value this project passes to ssh",
                 f"give {allowed.name} {allowed.values}")
     return None
 

@@ -27,6 +27,7 @@ from vllm_serving.settings.config_hints import (
     text_fix,
     unknown_key,
 )
+from vllm_serving.settings.shown import shown
 
 # A bad value is quoted, never in full: it may be huge, hostile, or a secret typed in the wrong place.
 _QUOTE = reprlib.Repr()  # Python 3.11 takes no keyword arguments here
@@ -45,49 +46,72 @@ MAX_FINDINGS = 50
 """Findings worked out in full per stack; each costs a close-match search, and a pasted or hostile
 file of 12,000 unknown keys took `check` 17 s of CPU. The rest are counted in one finding."""
 
-
 TOO_MANY = "config-too-many-problems"
+
+# pydantic's error types (`err["type"]`) for a stack's values, each with its own finding. Every type
+# the settings models raise is one of these (tests/settings/test_every_error_type.py walks every key).
+MAPPING_TYPES = frozenset({"model_type", "dict_type"})
+"""A section, nested setting or env-like mapping given something else."""
+TYPE_WANTED: dict[str, str] = {
+    "int_type": "int", "int_parsing": "int", "int_from_float": "int",
+    "float_type": "float", "float_parsing": "float",
+    "bool_type": "bool", "bool_parsing": "bool",
+    "string_type": "string", "tuple_type": "list",
+}
+"""A value of the wrong type -> the type wanted, as the message names it."""
+TYPE_EXAMPLE: dict[str, str] = {
+    "int": "a whole number such as 8192", "float": "a number such as 0.9", "bool": "true or false",
+    "string": "a quoted string", "list": "a YAML list",
+}
+"""The wanted type -> what to write, when no fix reads the value itself."""
+BOUND_WORDS: dict[str, str] = {
+    "greater_than": "greater than", "greater_than_equal": "at least", "less_than_equal": "at most",
+}
+"""A number out of range -> how its bound reads (no setting has an exclusive upper bound)."""
+EMPTY_TYPES = frozenset({"string_too_short"})
+"""A required text given as ''."""
+OWN_TYPES = frozenset({"with_fix", "missing", "extra_forbidden", "literal_error", "string_pattern_mismatch"})
+"""The types with a branch of their own below."""
+HANDLED_TYPES = OWN_TYPES | MAPPING_TYPES | TYPE_WANTED.keys() | BOUND_WORDS.keys() | EMPTY_TYPES
+"""Every error type with a finding of its own; any other falls back to pydantic's message."""
 
 
 def _too_many(more: int) -> Finding:
-    return _error("config-too-many-problems", config_key(), f"and {more} more problems past the first {MAX_FINDINGS}",
+    return _error(TOO_MANY, config_key(), f"and {more} more problems past the first {MAX_FINDINGS}",
                   "fix the ones above first (a stack file with this many is pasted in the wrong place or not a "
                   "stack file), then run vllm-stack check again")
 
 
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The settings model a field holds (itself, or inside `X | None` or `tuple[X, ...]`), if any."""
+    candidates = getattr(annotation, "__args__", (annotation,))
+    return next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+
+
 def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
-    """The settings model that owns the key at `loc` (aliases), for suggestions."""
+    """The settings model that owns the key at `loc` (aliases; list indices skipped), for suggestions."""
     model: type[BaseModel] | None = StackSettings
-    for part in loc:
-        if model is None or isinstance(part, int):
-            continue
-        field = next(
-            (f for n, f in model.model_fields.items() if part in (n, f.alias)), None
-        )
-        if field is None:
-            return model
-        annotation = field.annotation
-        candidates = getattr(annotation, "__args__", (annotation,))
-        model = next(
-            (c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None
-        )
+    for part in (p for p in loc if isinstance(p, str)):
+        field = _fields(model).get(part)
+        model = _model_in(field.annotation) if field is not None else None
     return model
 
 
-def _aliases(model: type[BaseModel] | None) -> list[str]:
-    if model is None:
-        return []
-    return [f.alias or n for n, f in model.model_fields.items() if n != "secrets_set"]
+def _fields(model: type[BaseModel] | None) -> dict[str, Any]:
+    """A model's fields by the name the stack file spells (its alias)."""
+    return {f.alias or n: f for n, f in model.model_fields.items()} if model is not None else {}
 
 
 def _field_doc(loc: tuple[str | int, ...]) -> str | None:
-    parent = _model_at(loc[:-1]) if loc else None
-    if parent is None or not loc or isinstance(loc[-1], int):
+    if not loc or isinstance(loc[-1], int):
         return None
-    for name, field in parent.model_fields.items():
-        if loc[-1] in (name, field.alias):
-            return attribute_docs(parent).get(name)
-    return None
+    parent = _model_at(loc[:-1])
+    name = next((n for n, f in (parent.model_fields.items() if parent else ()) if (f.alias or n) == loc[-1]), None)
+    return attribute_docs(parent).get(name) if parent is not None and name is not None else None
+
+
+def _with_doc(fix: str, doc: str | None) -> str:
+    return f"{fix} ({doc})" if doc else fix
 
 
 def _finding_from(err: Any) -> Finding:
@@ -95,8 +119,9 @@ def _finding_from(err: Any) -> Finding:
     kind: str = err["type"]
     ctx: dict[str, Any] = err.get("ctx") or {}
     key = config_key(*loc)
-    dotted = key.split(":", 1)[1]
+    dotted = key.removeprefix(f"{PROJECT}:")
     doc = _field_doc(loc)
+    value = err.get("input")
     if kind == "with_fix":
         if ctx.get("field") is not None:  # a list index may be 0
             key = config_key(*loc, ctx["field"])
@@ -111,39 +136,31 @@ def _finding_from(err: Any) -> Finding:
         name = str(loc[-1])
         if name != name.strip():  # quoted in the key, or the space would not show
             key = config_key(*loc[:-1], repr(name))
-        known = _aliases(_model_at(loc[:-1]))
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        known = list(_fields(_model_at(loc[:-1])))
+        close = difflib.get_close_matches(name, known)
         message, fix = unknown_key(name, known, close[0] if close else None)
         return _error("config-unknown-key", key, message, fix)
-    value = err.get("input")
     if kind == "literal_error":
-        expected = tuple(re.findall(r"'([^']*)'", str(ctx.get("expected", ""))))
+        expected = tuple(re.findall(r"'([^']*)'", str(ctx["expected"])))
         return _error("config-invalid", key, f"{_excerpt(value)} is not allowed",
-                      choice_fix(value, expected) or f"write one of {ctx.get('expected')}")
-    if kind in ("model_type", "model_attributes_type", "dict_type"):
+                      choice_fix(value, expected) or f"write one of {ctx['expected']}")
+    if kind in MAPPING_TYPES:
         message, fix = mapping_fix(value, dotted) or (
             f"must be a mapping of keys, got {spoken_kind(value)}", f"write it as YAML keys under {dotted}")
-        return _error("config-type", key, message, f"{fix} ({doc})" if doc else fix)
-    if kind.endswith(("_type", "_parsing")):
-        wanted = kind.split("_")[0]
-        wanted = "list" if wanted == "tuple" else wanted
-        example = {"int": "a whole number such as 8192", "float": "a number such as 0.9",
-                   "bool": "true or false", "string": "a quoted string",
-                   "list": "a YAML list"}.get(wanted, wanted)
-        fix = (text_fix(value) if wanted == "string" else number_fix(value, wanted)) or f"write {example}"
+        return _error("config-type", key, message, _with_doc(fix, doc))
+    if kind in TYPE_WANTED:
+        wanted = TYPE_WANTED[kind]
+        fix = (text_fix(value) if wanted == "string" else number_fix(value, wanted)) or f"write {TYPE_EXAMPLE[wanted]}"
         return _error("config-type", key, f"expects {'text' if wanted == 'string' else wanted}, got "
-                      f"{_excerpt(value)}", f"{fix} ({doc})" if doc else fix)
-    bound_words = {"greater_than": "greater than", "greater_than_equal": "at least",
-                   "less_than": "less than", "less_than_equal": "at most"}
-    if kind in bound_words:
+                      f"{_excerpt(value)}", _with_doc(fix, doc))
+    if kind in BOUND_WORDS:
         bound = next(iter(ctx.values()))
-        meant = fraction_fix(value, bound) if kind == "less_than_equal" else None
         return _error("config-range", key, f"{_excerpt(value)} is out of range",
-                      f"{meant or f'write a value {bound_words[kind]} {bound}'} ({doc})")
+                      f"{fraction_fix(value, bound) or f'write a value {BOUND_WORDS[kind]} {bound}'} ({doc})")
     if kind == "string_pattern_mismatch":
-        return _error("config-invalid", key, f"{_excerpt(err.get('input'))} has the wrong form",
-                      f"match the pattern {ctx.get('pattern')} ({doc})")
-    if kind in ("string_too_short", "too_short"):
+        return _error("config-invalid", key, f"{_excerpt(value)} has the wrong form",
+                      f"match the pattern {ctx['pattern']} ({doc})")
+    if kind in EMPTY_TYPES:
         return _error("config-invalid", key, "is empty", f"give a value ({doc})")
     return _error("config-invalid", key, err["msg"], f"see the key's documentation: {doc}")
 
@@ -157,13 +174,13 @@ def _unknown_top_level(key: str, name: str) -> Finding:
     section, dot, rest = name.partition(".")
     if dot and section in SECTIONS:
         # `pulumi config set --path 'engine.maxModelLen' 8192` writes this nested, not as one key
-        return _error("config-unknown-key", key, f"unknown config key {name[:60]!r}: a dotted path is not "
-                      "a key in the stack file", f"nest it: {rest[:60]} indented under {PROJECT}:{section} "
-                      f"(pulumi config set --path '{name[:60]}' VALUE writes it so)")
-    close = difflib.get_close_matches(name, [*SECTIONS, *SECRET_KEYS], n=1, cutoff=0.6)
+        return _error("config-unknown-key", key, f"unknown config key {shown(name)!r}: a dotted path is not "
+                      "a key in the stack file", f"nest it: {shown(rest)} indented under {PROJECT}:{section} "
+                      f"(pulumi config set --path '{shown(name)}' VALUE writes it so)")
+    close = difflib.get_close_matches(name, [*SECTIONS, *SECRET_KEYS])
     fix = (f"did you mean '{PROJECT}:{close[0]}'? rename the key" if close else
            "remove it; known keys: " + ", ".join([*SECTIONS, *SECRET_KEYS]))
-    return _error("config-unknown-key", key, f"unknown config key {name[:60]!r}", fix)
+    return _error("config-unknown-key", key, f"unknown config key {shown(name)!r}", fix)
 
 
 def _secret_section(key: str, name: str) -> Finding:

@@ -13,6 +13,7 @@ import re
 
 from vllm_serving.settings.base import fix_error
 from vllm_serving.settings.kernel_paths import kernel_path, tidy_path
+from vllm_serving.settings.shown import shown
 
 PATH_MAX, NAME_MAX = 4096, 255
 """Linux's limits (include/uapi/linux/limits.h): a path with its NUL, one name, in bytes."""
@@ -40,7 +41,7 @@ def stack_name_problem(name: str) -> str | None:
     """Why `name` is not a stack name, or None."""
     if STACK_NAME.fullmatch(name):
         return None
-    return f"{name[:60]!r} is not a Pulumi stack name"
+    return f"{shown(name)!r} is not a Pulumi stack name"
 
 
 def check_text(value: str, pattern: re.Pattern[str], message: str, fix: str) -> str:
@@ -78,22 +79,22 @@ def absolute_path(value: str | None, what: str) -> str | None:
     (system paths, `..`, ':' and ',', sockets, overlaps) is the rules' (vllm_serving/rules/host_paths.py)."""
     if value is None:
         return None
-    no_control(value, f"{what} {value.strip()[:60]!r}")
+    no_control(value, f"{what} {shown(value.strip())!r}")
     for pattern, problem, fix in _UNEXPANDED_PATHS:
         if pattern.search(value):
-            raise fix_error(f"{what} {value[:60]!r} {problem}", fix)
+            raise fix_error(f"{what} {shown(value)!r} {problem}", fix)
     if not value.startswith("/"):
-        raise fix_error(f"{what} {value[:60]!r} is not an absolute path",
+        raise fix_error(f"{what} {shown(value)!r} is not an absolute path",
                         "write an absolute path such as /data/models/Qwen3.5-27B")
     if value.startswith("//"):
-        raise fix_error(f"{what} {value[:60]!r} starts with '//': the kernel, Docker and the kubelet read it as "
-                        f"{kernel_path(value)[:60]!r}, which a reader of the stack may not see",
-                        f"write it with one leading slash: {tidy_path(value)[:60]}")
+        raise fix_error(f"{what} {shown(value)!r} starts with '//': the kernel, Docker and the kubelet read it as "
+                        f"{shown(kernel_path(value))!r}, which a reader of the stack may not see",
+                        f"write it with one leading slash: {shown(tidy_path(value))}")
     tidy = tidy_path(value)
     too_long = next((part for part in tidy.split("/") if len(part.encode()) > NAME_MAX), None)
     if len(tidy.encode()) >= PATH_MAX or too_long is not None:
         what_is = f"a name of {len(too_long.encode())} bytes" if too_long is not None else f"{len(tidy.encode())} bytes"
-        raise fix_error(f"{what} {value[:60]!r}... has {what_is}: the kernel refuses it (ENAMETOOLONG), so the "
+        raise fix_error(f"{what} {shown(value)!r}... has {what_is}: the kernel refuses it (ENAMETOOLONG), so the "
                         "mount fails only when the container starts",
                         f"use a path under {PATH_MAX} bytes with names of at most {NAME_MAX} bytes")
     return tidy

@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BeforeValidator, field_validator
 
 from vllm_serving.findings import PROJECT
 from vllm_serving.settings.base import Section, fix_error
+from vllm_serving.settings.shown import shown
 from vllm_serving.settings.text_checks import check_text, no_control
 
 MAX_REASON_CHARS = 500
@@ -37,7 +38,7 @@ class Waiver(Section):
     @field_validator("code")
     @classmethod
     def _code(cls, value: str) -> str:
-        return check_text(value, _CODE, f"{value[:60]!r} is not a finding code",
+        return check_text(value, _CODE, f"{shown(value)!r} is not a finding code",
                           "write the code as vllm-stack check prints it, e.g. tool-parser-unknown "
                           "(docs/rules.md lists every code)")
 
@@ -59,7 +60,7 @@ class Waiver(Section):
         if value is None:
             return None
         dotted = value.removeprefix(f"{PROJECT}:")
-        check_text(dotted, _KEY, f"{value[:60]!r} is not a config key",
+        check_text(dotted, _KEY, f"{shown(value)!r} is not a config key",
                    "write the key as the finding names it, e.g. engine.toolCallParser, or leave key out "
                    "to cover the code at every key")
         return f"{PROJECT}:{dotted}"  # findings name keys in full
