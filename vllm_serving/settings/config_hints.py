@@ -66,22 +66,27 @@ def spoken_kind(value: object) -> str:
         return f"the number {value}"
     if isinstance(value, str):
         return "text"
-    return "a list" if isinstance(value, (list, tuple)) else "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    # YAML 1.1 reads an unquoted 2024-01-01 as a date: name what it made
+    return "a mapping" if isinstance(value, dict) else f"a {type(value).__name__}"
 
 
 def _normalised(name: str) -> str:
     """`--tensor-parallel-size`, `tensor_parallel_size`, `TensorParallelSize` -> `tensorparallelsize`."""
-    return to_camel(name.strip().lstrip("-").replace("-", "_")).lower()
+    return to_camel(name.strip().lstrip("-").replace("-", "_")).casefold()
 
 
 def _odd_characters(name: str) -> str | None:
-    """A key that looks right but is not: white space around it or a look-alike letter."""
+    """A key that looks right but is not: white space around it, a look-alike letter or a control
+    character (DEL and the like print as nothing)."""
     if name != name.strip():
         return "has white space around it (inside the quotes)"
-    foreign = next((c for c in name if ord(c) > 127), None)
-    if foreign is not None:
-        label = unicodedata.name(foreign, "unnamed character")
-        return f"contains the non-ASCII character {foreign!r} (U+{ord(foreign):04X} {label})"
+    odd = next((c for c in name if not (c.isascii() and c.isprintable())), None)
+    if odd is not None:
+        kind = "control" if odd.isascii() else "non-ASCII"
+        label = unicodedata.name(odd, "unnamed character")
+        return f"contains the {kind} character {odd!r} (U+{ord(odd):04X} {label})"
     return None
 
 
@@ -138,7 +143,10 @@ def number_fix(value: object, wanted: str) -> str | None:
     if human and wanted == "int":
         number, suffix = human.groups()
         if suffix.isupper() and "." in number:
-            return None
+            # vLLM's human_readable_int refuses a fraction with a binary suffix and offers the decimal one
+            decimal = suffix.lower()
+            return (f"write a whole number: vLLM refuses {value.strip()} (no fraction with a binary suffix such as "
+                    f"{suffix}); {number}{decimal} would be {int(float(number) * HUMAN_MULTIPLIERS[decimal])}")
         amount = int(float(number) * HUMAN_MULTIPLIERS[suffix])
         twin = suffix.swapcase()
         return (f"write the whole number {amount} ({value.strip()} in vLLM's shorthand, where {number}{twin} "

@@ -26,6 +26,6 @@ def is_credential_name(name: str) -> bool:
     """True when `name` (an environment variable name) reads as holding a credential."""
     words = [w for w in name.upper().split("_") if w]
     for i, word in enumerate(words):
-        if (word in CREDENTIAL_WORDS or word.endswith(GLUED_SUFFIXES)) and set(words[i + 1:]) <= VALUE_QUALIFIERS:
+        if (word in CREDENTIAL_WORDS or word.endswith(GLUED_SUFFIXES)) and VALUE_QUALIFIERS.issuperset(words[i + 1:]):
             return True
     return False

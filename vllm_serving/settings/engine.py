@@ -64,7 +64,7 @@ MAX_EXTRA_ARG_CHARS = 4096
 def _one_line(item: str) -> str:
     if len(item) > MAX_EXTRA_ARG_CHARS:
         raise fix_error(f"an engine.extraArgs item of {len(item)} characters ({item[:40]!r}...)",
-                        f"keep each item under {MAX_EXTRA_ARG_CHARS} characters")
+                        f"keep each item to at most {MAX_EXTRA_ARG_CHARS} characters")
     return no_control(item, f"engine.extraArgs item {item.strip()[:40]!r}")
 
 
