@@ -175,3 +175,61 @@ def test_ssh_itself_reads_accepted_options_as_expected(options: list[str]) -> No
     assert config["hostname"] == "gpu01.example.internal" and config["user"] == "deploy"
     assert "localcommand" not in config and "permitlocalcommand" not in {k for k, v in config.items() if v == "yes"}
     assert "proxycommand" not in config
+
+
+ONE_ITEM = "write each option as -o Keyword=Value"
+LISTED = ("Port, User, IdentityFile, IdentitiesOnly, StrictHostKeyChecking, UserKnownHostsFile, ConnectTimeout, "
+          "ConnectionAttempts, ServerAliveInterval, ServerAliveCountMax, TCPKeepAlive, BatchMode, ProxyJump")
+BARE = ("is not an option: ssh would take a bare word as the host to connect to, and send the Docker API calls and "
+        "the registry password there")
+
+
+# Whole refusals, word for word: they are what a reviewer reads in `pulumi preview` and CI logs.
+@pytest.mark.parametrize(("options", "message", "fix"), [
+    # a lone '-' is no flag for getopt: ssh reads it as the host; '--' ends the options, so the next word is
+    (["-"], f"'-' {BARE}", f"remove it: the host is target.dockerHost; {ONE_ITEM}"),
+    (["--"], f"'--' {BARE}", f"remove it: the host is target.dockerHost; {ONE_ITEM}"),
+    (["-o", "Hostname=x"], "Hostname would send the Docker API calls (with the registry password and the API key) "
+     "to another host than dockerHost, which is what a review reads",
+     "remove it: the host is target.dockerHost (ssh://user@host[:port])"),
+    # an unknown keyword is named up to 40 characters
+    (["-o", "Foo" + "x" * 50 + "=1"], f"the ssh option Foo{'x' * 37} is not one this project passes to ssh",
+     f"remove it; only these are passed: {LISTED} (keep other settings in the deployer's own ~/.ssh/config)"),
+    (["-CoFoo=1"], "'-CoFoo=1' combines flags, and ssh reads -o in it: the ssh option Foo is not one this "
+     "project passes to ssh",
+     f"remove it; only these are passed: {LISTED} (keep other settings in the deployer's own ~/.ssh/config)"),
+    (["-X"], "'-X' is ssh's -X flag, which is not passed: only -o options from the list are",
+     f"{ONE_ITEM}, one per item, with a keyword of: {LISTED}; keep other settings in the deployer's own "
+     "~/.ssh/config"),
+    # a value off the list is shown up to 60 characters
+    (["-o", "Port=" + "9" * 80], f"Port={'9' * 60} is not a value this project passes to ssh",
+     "give Port a port number (1-65535)"),
+    (["-o", "ProxyJump=" + ",".join(["h"] * 9)], f"ProxyJump={','.join(['h'] * 9)} is not a value this project "
+     "passes to ssh", "give ProxyJump [user@]host[:port], up to 8 separated by ','"),
+])
+def test_each_refusal_reads_as_written_here(options: list[str], message: str, fix: str) -> None:
+    (refusal,) = refusals(tuple(options))
+    assert (refusal.index, refusal.message, refusal.fix) == (0, message, fix)
+
+
+@pytest.mark.parametrize("jumps", [",".join(["bastion"] * 8), "none", "NONE"])
+def test_up_to_eight_jumps_pass_and_none_reads_as_no_jump(jumps: str) -> None:
+    assert refusals(("-o", f"ProxyJump={jumps}")) == []
+
+
+@pytest.mark.parametrize(("keyword", "value"), [
+    ("IdentitiesOnly", "YES"), ("StrictHostKeyChecking", "Accept-New"), ("BatchMode", "No"),
+    ("UserKnownHostsFile", "/etc/vllm/known_hosts"), ("ConnectTimeout", "30s"), ("ServerAliveCountMax", "3"),
+])
+def test_a_listed_value_passes_in_any_case_ssh_accepts(keyword: str, value: str) -> None:
+    # readconf.c parse_multistate: strcasecmp(arg, multistate_ptr[i].key) (OpenSSH, via the search index)
+    assert refusals((f"-o{keyword}={value}",)) == []
+
+
+@pytest.mark.parametrize(("keyword", "value"), [
+    ("IdentitiesOnly", "maybe"), ("UserKnownHostsFile", "known_hosts"), ("ConnectTimeout", "soon"),
+    ("ServerAliveCountMax", "0"), ("ConnectionAttempts", "1000"),
+])
+def test_a_value_off_its_keyword_s_form_is_refused(keyword: str, value: str) -> None:
+    (refusal,) = refusals((f"-o{keyword}={value}",))
+    assert refusal.message == f"{keyword}={value} is not a value this project passes to ssh"

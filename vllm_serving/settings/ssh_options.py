@@ -67,8 +67,9 @@ def _matching(pattern: re.Pattern[str] | str) -> Callable[[str], bool]:
 
 
 def _jumps(value: str) -> bool:
+    # ssh_config's `none` (no jump) is a host name's form too, so it passes as one hop
     hops = value.split(",")
-    return value.lower() == "none" or (len(hops) <= MAX_JUMPS and all(JUMP.fullmatch(h) for h in hops))
+    return len(hops) <= MAX_JUMPS and all(JUMP.fullmatch(h) for h in hops)
 
 
 ALLOWED: dict[str, Allowed] = {a.name.lower(): a for a in (
@@ -161,7 +162,7 @@ def _refuse_unread(item: str, following: str) -> tuple[str, str]:
         keyword = _LOOSE_KEYWORD.match(f"-o{argument}")
         allowed = ALLOWED.get(keyword.group(1).lower()) if keyword else None
         if keyword is not None and allowed is None:
-            message, fix = _check_option(keyword.group(1), "") or ("", "")
+            message, fix = _refused_keyword(keyword.group(1))
             return combined + message, fix
         if allowed is not None and not combined:
             return (f"{quoted} does not give {allowed.name} {allowed.values} in plain characters (ssh reads "
@@ -176,17 +177,22 @@ def _refuse_unread(item: str, following: str) -> tuple[str, str]:
             "deployer's own ~/.ssh/config")
 
 
-def _check_option(key: str, value: str) -> tuple[str, str] | None:
-    """(message, fix) when the keyword or its value is not allowed."""
-    allowed = ALLOWED.get(key.lower())
+def _refused_keyword(key: str) -> tuple[str, str]:
+    """(message, fix) for a keyword off the list."""
     if key.lower() == "hostname":
         return ("Hostname would send the Docker API calls (with the registry password and the API key) to "
                 "another host than dockerHost, which is what a review reads",
                 "remove it: the host is target.dockerHost (ssh://user@host[:port])")
+    does = WHY_NOT.get(key.lower(), "is not one this project passes to ssh")
+    return (f"the ssh option {key[:40]} {does}", f"remove it; only these are passed: {ALLOWED_TEXT} (keep "
+            "other settings in the deployer's own ~/.ssh/config)")
+
+
+def _check_option(key: str, value: str) -> tuple[str, str] | None:
+    """(message, fix) when the keyword or its value is not allowed."""
+    allowed = ALLOWED.get(key.lower())
     if allowed is None:
-        does = WHY_NOT.get(key.lower(), "is not one this project passes to ssh")
-        return (f"the ssh option {key[:40]} {does}", f"remove it; only these are passed: {ALLOWED_TEXT} (keep "
-                "other settings in the deployer's own ~/.ssh/config)")
+        return _refused_keyword(key)
     if not allowed.check(value):
         return (f"{allowed.name}={shown(value)} is not a value this project passes to ssh",
                 f"give {allowed.name} {allowed.values}")
@@ -247,7 +253,9 @@ def refuse_unlisted(options: tuple[str, ...] | None, docker_host: str | None = N
 
 def _endpoint_parts(docker_host: str | None) -> tuple[str | None, str | None]:
     """(user, port) of an ssh:// endpoint, each None when it gives none."""
-    match = re.fullmatch(r"ssh://(?:([^@/]+)@)?(?:\[[^\]]+\]|[^:/]+)(?::(\d+))?/?", docker_host or "")
+    if docker_host is None:
+        return None, None
+    match = re.fullmatch(r"ssh://(?:([^@/]+)@)?(?:\[[^\]]+\]|[^:/]+)(?::(\d+))?/?", docker_host)
     return (match.group(1), match.group(2)) if match else (None, None)
 
 
