@@ -10,8 +10,9 @@ integer, got a number with a fractional part") fails here, and so does a table e
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import pytest
 from pydantic import BaseModel, ValidationError
@@ -26,9 +27,17 @@ PROJECT = "vllm-serving"
 WRONG_VALUES: tuple[Any, ...] = ([1, 2], {"a": 1}, "x", "", True, 1.5, -1, 10**9, None, ["x"], [{"a": 1}], 0, "1:2")
 
 
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    return next((c for c in getattr(annotation, "__args__", (annotation,))
-                 if isinstance(c, type) and issubclass(c, BaseModel)), None)
+def _model_in(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
+    """(the settings model a field holds, whether as a list of them): `X`, `X | None`,
+    `tuple[X, ...]`, `tuple[X, ...] | None`."""
+    for arg in (annotation, *get_args(annotation)):
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            return arg, False
+        if get_origin(arg) is tuple:
+            item = get_args(arg)[0]
+            if isinstance(item, type) and issubclass(item, BaseModel):
+                return item, True
+    return None, False
 
 
 def _paths(model: type[BaseModel], path: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
@@ -38,13 +47,21 @@ def _paths(model: type[BaseModel], path: tuple[str | int, ...] = ()) -> Iterator
             continue
         here = (*path, field.alias or name)
         yield here
-        inner = _model_in(field.annotation)
-        if inner is None:
-            inner = next((m for a in getattr(field.annotation, "__args__", ()) if (m := _model_in(a))), None)
-            if inner is not None:
-                yield from _paths(inner, (*here, 0))
-        else:
-            yield from _paths(inner, here)
+        inner, listed = _model_in(field.annotation)
+        if inner is not None:
+            yield from _paths(inner, (*here, 0) if listed else here)
+
+
+def _field_at(path: tuple[str | int, ...]) -> Any:
+    model: type[BaseModel] | None = StackSettings
+    field = None
+    for part in path:
+        if isinstance(part, int):
+            continue
+        assert model is not None
+        field = next(f for n, f in model.model_fields.items() if (f.alias or n) == part)
+        model = _model_in(field.annotation)[0]
+    return field
 
 
 def _put(raw: dict[str, Any], path: tuple[str | int, ...], value: Any) -> None:
@@ -167,3 +184,33 @@ def test_top_level_mistakes_leave_room_for_the_sections_own_until_the_cap() -> N
     assert [f.key for f in found[45:50]] == [f"{PROJECT}:engine.k{i}" for i in range(5)]
     assert found[-1].message == "and 5 more problems past the first 50"
     assert len(found) == 51
+
+
+def _holds_numbers(annotation: Any) -> bool:
+    """Written from the types, not read from the settings code: int or float, bare or in
+    `X | None`, Annotated or a tuple, and never bool."""
+    words = set(re.findall(r"[A-Za-z_.]+", str(annotation)))
+    return bool(words & {"int", "float"}) and not words & {"bool", "Literal", "typing.Literal"}
+
+
+def test_no_number_key_takes_a_yaml_boolean_as_one_or_zero() -> None:
+    # pydantic's lax mode reads True as 1: `tensorParallelSize: yes` deployed one GPU, `shmSize: on`
+    # one byte of shared memory, all without a finding
+    checked = []
+    for path in _paths(StackSettings):
+        field = _field_at(path)
+        if not _holds_numbers(field.annotation):
+            continue
+        for value in (True, False, [True]):
+            raw = copy.deepcopy(BASE)
+            _put(raw, path, value)
+            with pytest.raises(ValidationError) as caught:
+                StackSettings.model_validate(raw | {"secretsSet": frozenset()}, by_name=False)
+            finding = _finding_from(next(e for e in caught.value.errors() if e["type"] == "with_fix"
+                                         and str(e["ctx"].get("field")) == str(path[-1])))
+            assert finding.message == f"expects a number, got the boolean {'false' if value is False else 'true'}"
+            assert finding.fix.startswith("write the number meant: unquoted, YAML reads yes/on/y/true")
+        checked.append(".".join(map(str, path)))
+    # the keys users set most, among those checked
+    assert {"engine.tensorParallelSize", "engine.gpuMemoryUtilization", "container.shmSize",
+            "hardware.deviceIds", "kubernetes.replicas"} <= set(checked)

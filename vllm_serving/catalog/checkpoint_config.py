@@ -3,10 +3,12 @@ how its weights are quantized, read as vLLM reads them (catalog/hf_config_fields
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
+
+from vllm_serving.catalog.fixable_errors import no_boolean_for_a_number
 
 
 class CatalogFacts(BaseModel):
@@ -16,6 +18,11 @@ class CatalogFacts(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_boolean_for_a_number(cls, data: Any) -> Any:
+        return no_boolean_for_a_number(cls, data)
 
 
 class RopeScaling(CatalogFacts):

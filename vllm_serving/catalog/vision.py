@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, model_validator
+
+from vllm_serving.catalog.checkpoint_config import CatalogFacts
 
 VisionFamily = Literal["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "fixed_resolution"]
 """How vLLM sizes and runs the encoder:
@@ -23,12 +24,11 @@ VisionFamily = Literal["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "fixed_resolution"]
   LLaVA, SigLIP in Gemma 3)."""
 
 
-class VisionEncoder(BaseModel):
+class VisionEncoder(CatalogFacts):
     """The encoder's shape and the processor limits its profiling depends on."""
 
-    # No use_attribute_docstrings: it parses this module's source at every start-up (~a twentieth
-    # of `plan`'s instructions) for descriptions nothing reads.
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    # No use_attribute_docstrings (CatalogFacts' config): it parses this module's source at every
+    # start-up (~a twentieth of `plan`'s instructions) for descriptions nothing reads.
 
     family: VisionFamily
     depth: int = Field(ge=1)

@@ -13,18 +13,12 @@ import textwrap
 import threading
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticCustomError
 
+from vllm_serving.catalog.fixable_errors import fix_error as fix_error
+from vllm_serving.catalog.fixable_errors import no_boolean_for_a_number
 from vllm_serving.units import parse_duration, parse_size
-
-
-def fix_error(message: str, fix: str, field: str | int | None = None) -> PydanticCustomError:
-    """A validation error that carries the fix; `field` names the key (or a list's index) when a
-    model or list validator raises."""
-    ctx = {"message": message, "fix": fix, "field": field}
-    return PydanticCustomError("with_fix", "{message}", ctx)
 
 
 def _size_bytes(value: Any) -> Any:
@@ -66,6 +60,11 @@ class Section(BaseModel):
         validate_default=True,
         defer_build=True,
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_boolean_for_a_number(cls, data: Any) -> Any:
+        return no_boolean_for_a_number(cls, data)
 
 
 def _parsed(source: str) -> ast.Module:

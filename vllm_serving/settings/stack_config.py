@@ -77,7 +77,7 @@ HANDLED_TYPES = OWN_TYPES | MAPPING_TYPES | TYPE_WANTED.keys() | BOUND_WORDS.key
 
 
 def _too_many(more: int) -> Finding:
-    return _error(TOO_MANY, config_key(), f"and {more} more problems past the first {MAX_FINDINGS}",
+    return _error("config-too-many-problems", config_key(), f"and {more} more problems past the first {MAX_FINDINGS}",
                   "fix the ones above first (a stack file with this many is pasted in the wrong place or not a "
                   "stack file), then run vllm-stack check again")
 
