@@ -158,3 +158,73 @@ def test_a_settings_model_validated_alone_reads_the_finding_s_message() -> None:
         EngineSettings.model_validate({"reasoningParser": "bad name!"})
     (error,) = caught.value.errors()
     assert error["msg"] == "'bad name!' is not a parser or method name"
+
+
+@pytest.mark.parametrize(("sections", "key", "message", "fix"), [
+    ({"engine": {"quantization": "FP8!"}}, "engine.quantization", "'FP8!' is not a quantization method name",
+     "write the method as vLLM names it, e.g. fp8, awq_marlin or gptq_marlin"),
+    ({"target": {"kind": "kubernetes"}, "kubernetes": {"imagePullSecrets": ["ok-secret", "Bad_Secret"]}},
+     "kubernetes.imagePullSecrets[1]", "'Bad_Secret' is not a valid Kubernetes Secret name",
+     "use lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"),
+    ({"cache": {"volumeName": "-bad"}}, "cache.volumeName", "'-bad' is not a Docker volume name",
+     "use letters, digits, '_', '.' or '-', starting with a letter or digit"),
+    ({"container": {"shmSize": "12q"}}, "container.shmSize",
+     "'12q' is not a size; write it as Docker does, e.g. '32g' or '512m'",
+     "write a size such as '32g' (GiB) or '512m' (MiB)"),
+    ({"model": {"name": "Qwen3.5-27B", "hostPath": "//data/" + "m" * 70}}, "model.hostPath",
+     f"path {('//data/' + 'm' * 70)[:60]!r} starts with '//': the kernel, Docker and the kubelet read it as "
+     f"{('/data/' + 'm' * 70)[:60]!r}, which a reader of the stack may not see",
+     f"write it with one leading slash: {('/data/' + 'm' * 70)[:60]}"),
+    ({"waivers": [{"code": "engine-dtype", "reason": "a"}, {"code": "engine-dtype", "reason": "b"}]}, "waivers[1]",
+     "waives engine-dtype again (waivers[0] already does)", "remove this entry, or merge its reason into waivers[0]"),
+    # the key is read in full whether or not the namespace is written
+    ({"waivers": [{"code": "engine-dtype", "key": "engine.dtype", "reason": "a"},
+                  {"code": "engine-dtype", "key": "vllm-serving:engine.dtype", "reason": "b"}]}, "waivers[1]",
+     "waives engine-dtype at vllm-serving:engine.dtype again (waivers[0] already does)",
+     "remove this entry, or merge its reason into waivers[0]"),
+    ({"engine": {"extraArgs": ["--x"] * 129}}, "engine.extraArgs", "engine.extraArgs has 129 items",
+     "pass at most 128: vLLM flags this project models have keys of their own (vllm-stack check names them)"),
+])
+def test_more_findings_read_as_written_here(sections: dict[str, Any], key: str, message: str, fix: str) -> None:
+    f = _one(key, **sections)
+    assert (f.message, f.fix) == (message, fix)
+
+
+def test_too_many_waivers_say_how_to_need_fewer() -> None:
+    waivers = [{"code": f"code-{i}", "reason": "r"} for i in range(65)]
+    f = _one("waivers", waivers=waivers)
+    assert (f.message, f.fix) == ("waivers has 65 entries", "keep at most 64: fix the findings instead of waiving "
+                                  "them, or waive a code at every key by leaving its key out")
+
+
+def test_a_path_the_kernel_would_refuse_as_too_long_is_refused_here() -> None:
+    # PATH_MAX (4096) counts the terminating NUL: 4095 bytes is the longest path the kernel takes
+    names = "/".join(["d" * 200] * 21)
+    longest = "/" + names[:4094]
+    assert len(longest.encode()) == 4095
+    assert parse_minimal(model={"name": "Qwen3.5-27B", "hostPath": longest}).model.host_path == longest
+    f = _one("model.hostPath", model={"name": "Qwen3.5-27B", "hostPath": longest + "d"})
+    assert f.message == f"path {longest[:60]!r}... has 4096 bytes: the kernel refuses it (ENAMETOOLONG), so the " \
+                        "mount fails only when the container starts"
+    assert f.fix == "use a path under 4096 bytes with names of at most 255 bytes"
+
+
+def test_a_stack_name_is_found_from_a_qualified_stack_reference() -> None:
+    from vllm_serving.settings.release import bare_stack  # noqa: PLC0415
+
+    assert bare_stack("acme/vllm-serving/v100-staging") == "v100-staging"
+    assert bare_stack("v100") == "v100"
+
+
+@pytest.mark.parametrize(("section", "key"), [("container", "shmSize"), ("container", "startupTimeout")])
+def test_a_fraction_for_a_size_or_a_duration_is_a_number_of_the_wrong_kind(section: str, key: str) -> None:
+    # a size or duration is text in Docker's notation or a whole number: 1.5 is neither
+    f = _one(f"{section}.{key}", **{section: {key: 1.5}})
+    assert (f.code, f.message) == ("config-type", "expects int, got 1.5")
+
+
+def test_a_bad_stack_name_is_quoted_to_sixty_characters() -> None:
+    from vllm_serving.settings.text_checks import stack_name_problem  # noqa: PLC0415
+
+    assert stack_name_problem("v100-staging") is None
+    assert stack_name_problem("bad name " + "x" * 80) == f"{('bad name ' + 'x' * 80)[:60]!r} is not a Pulumi stack name"

@@ -233,3 +233,24 @@ def test_a_listed_value_passes_in_any_case_ssh_accepts(keyword: str, value: str)
 def test_a_value_off_its_keyword_s_form_is_refused(keyword: str, value: str) -> None:
     (refusal,) = refusals((f"-o{keyword}={value}",))
     assert refusal.message == f"{keyword}={value} is not a value this project passes to ssh"
+
+
+@pytest.mark.parametrize(("options", "indices"), [
+    # a flag taking an argument swallows the next item (getopt): one refusal for both, then go on
+    (["-p", "22", "-A"], [0, 2]), (["-Cp", "22", "-A"], [0, 2]),
+    # a refused -o pair is two items; the item after it is read on its own
+    (["-o", "ProxyCommand=x", "-A"], [0, 2]), (["-o", "ProxyCommand=x", "-oPort=22"], [0]),
+])
+def test_each_refused_option_is_named_once_and_the_next_one_is_still_read(options: list[str],
+                                                                         indices: list[int]) -> None:
+    assert [r.index for r in refusals(tuple(options))] == indices
+
+
+def test_the_options_that_turn_off_host_key_checking_are_named_by_their_item() -> None:
+    from vllm_serving.settings.ssh_options import unchecked_host_key  # noqa: PLC0415
+
+    options = ("-o", "StrictHostKeyChecking=no", "-oUserKnownHostsFile=/dev/null", "-oStrictHostKeyChecking=yes",
+               "-o", "stricthostkeychecking=NO")
+    assert unchecked_host_key(options) == [(0, "StrictHostKeyChecking=no"), (2, "UserKnownHostsFile=/dev/null"),
+                                           (4, "StrictHostKeyChecking=NO")]
+    assert unchecked_host_key(("-oStrictHostKeyChecking=accept-new", "-oBatchMode=yes")) == []

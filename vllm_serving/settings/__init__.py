@@ -8,7 +8,7 @@ the GPU exist, does TP divide the heads) are the compatibility rules' job (`vllm
 """
 
 from vllm_serving.engine.defaults import VLLM_CACHE_PATH, VLLM_PORT
-from vllm_serving.settings.base import EnvName, Seconds, Section, SizeBytes, check_path, fix_error
+from vllm_serving.settings.base import EnvName, Seconds, Section, SizeBytes, fix_error
 from vllm_serving.settings.container import ContainerSettings, NetworkSettings
 from vllm_serving.settings.engine import (
     AttentionBackend,
@@ -31,5 +31,5 @@ __all__ = [
     "ContainerSettings", "Dtype", "EngineSettings", "EnvName", "HardwareSettings", "ImageSettings",
     "KubernetesSettings", "KvCacheDtype", "ModelSettings", "NetworkSettings", "Quantization",
     "ReleaseSettings", "Seconds", "Section", "SizeBytes", "SpeculativeSettings", "StackSettings",
-    "TargetSettings", "check_path", "fix_error",
+    "TargetSettings", "fix_error",
 ]

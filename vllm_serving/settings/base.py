@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
-import re
 import textwrap
 import threading
 from typing import Annotated, Any
@@ -107,23 +106,3 @@ def attribute_docs(cls: type) -> dict[str, str]:
                     and isinstance(after.value.value, str)):
                 docs[node.target.id] = inspect.cleandoc(after.value.value)
     return docs
-
-
-_ABSOLUTE_PATH = re.compile(r"^/[^\0]*$")
-_VOLUME_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]+$")
-
-
-def check_path(value: str | None, what: str) -> str | None:
-    if value is not None and (not _ABSOLUTE_PATH.fullmatch(value) or ".." in value.split("/")):
-        raise fix_error(f"{what} '{value}' is not an absolute path",
-                        "write an absolute path such as /data/models/Qwen3.5-27B")
-    return value
-
-
-def check_volume(value: str | None) -> str | None:
-    if value is not None and not _VOLUME_NAME.fullmatch(value):
-        raise fix_error(f"'{value}' is not a Docker volume name",
-                        "use letters, digits, '_', '.' or '-', starting with a letter or digit")
-    return value
-
-

@@ -217,7 +217,7 @@ def refusals(options: tuple[str, ...], user: str | None = None, port: str | None
     index = 0
     while index < len(options):
         item, start = options[index], index
-        setting = item[2:] if item.startswith("-o") and item != "-o" else None
+        setting = item[2:] if item.startswith("-o") else None
         if item == "-o":  # the pair: getopt's argument is the next item
             if index + 1 == len(options):
                 found.append(Refusal(index, "'-o' is the last item: ssh would take the next word of its command "

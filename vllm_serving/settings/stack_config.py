@@ -192,6 +192,16 @@ def _secret_section(key: str, name: str) -> Finding:
                   f"{', '.join(SECRET_KEYS)} (pulumi config set --secret KEY)")
 
 
+def _namespace_and_name(full_key: str) -> tuple[str, str]:
+    """As Pulumi's config.ParseKey reads a key: `namespace:name` split at the first ':', and the
+    old `namespace:config:name` form as `namespace:name`; a bare key has no namespace."""
+    namespace, colon, name = full_key.partition(":")
+    if not colon:
+        return "", full_key
+    module, colon, member = name.partition(":")
+    return namespace, member if colon and module == "config" else name
+
+
 def parse_stack_config(
     values: Mapping[str, Any], secret_keys: frozenset[str] | set[str] = frozenset()
 ) -> StackSettings:
@@ -207,7 +217,7 @@ def parse_stack_config(
     unreadable: set[str] = set()
     overflow = 0
     for full_key, value in values.items():
-        namespace, _, name = full_key.rpartition(":")
+        namespace, name = _namespace_and_name(full_key)
         if namespace not in ("", PROJECT):
             continue
         key = config_key(name)
@@ -240,10 +250,8 @@ def parse_stack_config(
         overflow += max(0, len(errors) - room)
         findings += [f for f in map(_finding_from, errors[:room])
                      if f.key not in unreadable or f.code != "config-missing"]
-        settings = None
     if overflow:
         findings.append(_too_many(overflow))
     if findings:
         raise ConfigError(findings)
-    assert settings is not None
-    return settings
+    return settings  # bound: a failed validation always left a finding (or counted one)
