@@ -107,3 +107,42 @@ def test_a_dotted_top_level_key_is_told_to_nest() -> None:
     with pytest.raises(ConfigError) as exc:
         parse_stack_config({**{f"vllm-serving:{k}": v for k, v in BASE.items()}, "vllm-serving:engine.dtype": "half"})
     assert "nest it: dtype indented under vllm-serving:engine" in exc.value.findings[0].fix
+
+
+# Each habit and the fix it gets, word for word: a habit dropped from the hints would fall back to
+# "remove it; known keys here: ...", which does not say where the setting lives.
+@pytest.mark.parametrize(("habit", "fix"), [
+    ("password", "secrets are not config values: remove it and run pulumi config set --secret registryPassword"),
+    ("registryPassword", "remove it and run: pulumi config set --secret registryPassword"),
+    ("apiKey", "remove it and run: pulumi config set --secret apiKey"),
+    ("hfToken", "remove it and run: pulumi config set --secret hfToken"),
+    ("version", "the image version is image.tag (e.g. v0.19.1); rename the key"),
+    ("tp", "vLLM's -tp is engine.tensorParallelSize; rename the key"),
+    ("pp", "vLLM's -pp is engine.pipelineParallelSize; rename the key"),
+    ("dp", "vLLM's -dp is engine.dataParallelSize; rename the key"),
+    ("ports", "publish the API with network.hostPort: 30006 (the host port alone: the container port is always 8000)"),
+    ("port", "the host port is network.hostPort (the container port is always 8000); the Service port is "
+             "kubernetes.service.port"),
+    ("volumes", "mounts are keys of their own: model.hostPath (the weights, read-only) and cache.hostPath "
+                "(vLLM's compile cache); remove it"),
+    ("gpus", "the GPUs are hardware.count (how many the host has) and hardware.deviceIds (which ones the "
+             "container gets); remove it"),
+    ("environment", "environment variables go under vllm-serving:engine as env: {NAME: value}"),
+    ("env", "environment variables go under vllm-serving:engine as env: {NAME: value}"),
+    ("command", "vLLM flags are keys of vllm-serving:engine, the rest a list in engine.extraArgs; remove it"),
+    ("args", "vLLM flags are keys of vllm-serving:engine, the rest a list in engine.extraArgs; remove it"),
+    ("image", "the image is its own section, vllm-serving:image (registry, repository, tag); move it there"),
+])
+def test_a_key_written_by_habit_gets_the_fix_that_says_where_it_lives(habit: str, fix: str) -> None:
+    found = _fix(f"vllm-serving:container.{habit}", container={habit: 1})
+    assert found.split(" - ", 1)[1] == fix
+
+
+@pytest.mark.parametrize(("section", "key", "written", "meant"), [
+    ("target", "kind", "k8s", "kubernetes"), ("target", "kind", "kube", "kubernetes"),
+    ("engine", "dtype", "fp16", "float16"), ("engine", "dtype", "bf16", "bfloat16"),
+    ("engine", "dtype", "fp32", "float32"), ("engine", "dtype", "FP16", "float16"),
+])
+def test_an_abbreviated_choice_gets_the_name_it_stands_for(section: str, key: str, written: str, meant: str) -> None:
+    found = _fix(f"vllm-serving:{section}.{key}", **{section: {key: written}})
+    assert found.split(" - ", 1)[1] == f"write '{meant}' (the name itself, not its abbreviation)"
