@@ -124,7 +124,13 @@ def test_an_error_type_not_seen_before_still_names_the_key_and_its_documentation
     f = _finding_from(err)
     assert (f.code, f.key, f.message) == ("config-invalid", f"{PROJECT}:engine.maxNumSeqs",
                                           "Input should be a valid UUID")
-    assert f.fix.startswith("see the key's documentation: ") and "--max-num-seqs" in f.fix
+    assert f.fix.startswith("see the key in docs/configuration.md (") and "--max-num-seqs" in f.fix
+
+
+def test_an_error_of_the_whole_stack_not_seen_before_points_to_the_documentation() -> None:
+    f = _finding_from({"type": "value_error", "loc": (), "msg": "Value error, sections disagree", "input": {}})
+    assert (f.key, f.message, f.fix) == (f"{PROJECT}:", "Value error, sections disagree",
+                                         "see the key in docs/configuration.md")
 
 
 def test_a_list_item_that_is_no_mapping_says_so_without_documentation_of_its_own() -> None:

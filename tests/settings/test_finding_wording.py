@@ -228,3 +228,34 @@ def test_a_bad_stack_name_is_quoted_to_sixty_characters() -> None:
 
     assert stack_name_problem("v100-staging") is None
     assert stack_name_problem("bad name " + "x" * 80) == f"{('bad name ' + 'x' * 80)[:60]!r} is not a Pulumi stack name"
+
+
+@pytest.mark.parametrize(("host", "message", "fix"), [
+    ("http://gpu01.example.com", "'http://gpu01.example.com' has a scheme",
+     "write the host alone, e.g. gpu01.example.com; the URLs are always http:// (vLLM serves plain HTTP)"),
+    ("[2001:db8::zz]", "'[2001:db8::zz]' is not an IPv6 address", "write it as [2001:db8::1]"),
+    ("[2001:db8::1", "'[2001:db8::1' is not a host name",
+     "write a host name or address such as gpu01.example.com or 10.0.0.5, with no path"),
+    ("2001:db8::1", "'2001:db8::1' is an IPv6 address without brackets",
+     "write it as [2001:db8::1] so the port stays separate in the URLs"),
+    ("gpu01.example.com:8000", "'gpu01.example.com:8000' has a port",
+     "write the host alone and put the port in network.hostPort"),
+    ("[2001:db8::1]:8000", "'[2001:db8::1]:8000' has a port",
+     "write the host alone and put the port in network.hostPort"),
+    ("gpu01.example.com/v1", "'gpu01.example.com/v1' is not a host name",
+     "write a host name or address such as gpu01.example.com or 10.0.0.5, with no path"),
+])
+def test_a_public_host_is_a_host_alone(host: str, message: str, fix: str) -> None:
+    f = _one("network.publicHost", network={"publicHost": host})
+    assert (f.message, f.fix) == (message, fix)
+
+
+@pytest.mark.parametrize("host", ["gpu01.example.com", "10.0.0.5", "[2001:db8::1]", "[::1]"])
+def test_a_host_name_or_address_is_taken_as_written(host: str) -> None:
+    assert parse_minimal(network={"publicHost": host}).network.public_host == host
+
+
+def test_a_fleet_host_s_public_host_is_checked_the_same_way() -> None:
+    hosts = [{"dockerHost": "ssh://d@gpu01", "publicHost": "https://gpu01"}]
+    f = _one("target.hosts[0].publicHost", target={"kind": "docker", "hosts": hosts})
+    assert f.message == "'https://gpu01' has a scheme"

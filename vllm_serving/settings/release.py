@@ -46,4 +46,4 @@ class ReleaseSettings(Section):
 
 def bare_stack(reference: str) -> str:
     """`organization/vllm-serving/v100-staging` -> `v100-staging`, which names its stack file."""
-    return reference.rsplit("/", 1)[-1]
+    return reference.rpartition("/")[2]

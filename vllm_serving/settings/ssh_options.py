@@ -273,10 +273,9 @@ def unchecked_host_key(options: tuple[str, ...]) -> list[tuple[int, str]]:
     checking; a pair is named by the index of its `-o`."""
     found = []
     for index, item in enumerate(options):
-        if item == "-o":
-            continue
-        paired = index > 0 and options[index - 1] == "-o"
-        match = SETTING.fullmatch(item if paired else item.removeprefix("-o"))
+        paired = options[index - 1:index] == ("-o",)
+        # an accepted list holds `-oKeyword=Value` or the pair `-o`, `Keyword=Value`
+        match = SETTING.fullmatch(item.removeprefix("-o"))
         if match and match.group("value").lower() in UNCHECKED_HOST_KEY.get(match.group("key").lower(), ()):
             found.append((index - paired, f"{ALLOWED[match.group('key').lower()].name}={match.group('value')}"))
     return found

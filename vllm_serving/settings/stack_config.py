@@ -93,21 +93,23 @@ def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
     model: type[BaseModel] | None = StackSettings
     for part in (p for p in loc if isinstance(p, str)):
         field = _fields(model).get(part)
-        model = _model_in(field.annotation) if field is not None else None
+        model = _model_in(field.annotation if field else None)
     return model
 
 
 def _fields(model: type[BaseModel] | None) -> dict[str, Any]:
-    """A model's fields by the name the stack file spells (its alias)."""
-    return {f.alias or n: f for n, f in model.model_fields.items()} if model is not None else {}
+    """A model's fields by the name the stack file spells (its alias); none for no model."""
+    return {f.alias or n: f for n, f in (model.model_fields.items() if model else ())}
 
 
 def _field_doc(loc: tuple[str | int, ...]) -> str | None:
-    if not loc or isinstance(loc[-1], int):
+    """The documentation of the key at `loc`; None for a list item, a key of a free mapping, or the
+    whole stack (a check across sections raises with no key of its own)."""
+    if not loc:
         return None
     parent = _model_at(loc[:-1])
     name = next((n for n, f in (parent.model_fields.items() if parent else ()) if (f.alias or n) == loc[-1]), None)
-    return attribute_docs(parent).get(name) if parent is not None and name is not None else None
+    return attribute_docs(parent).get(name) if parent and name else None
 
 
 def _with_doc(fix: str, doc: str | None) -> str:
@@ -162,7 +164,7 @@ def _finding_from(err: Any) -> Finding:
                       f"match the pattern {ctx['pattern']} ({doc})")
     if kind in EMPTY_TYPES:
         return _error("config-invalid", key, "is empty", f"give a value ({doc})")
-    return _error("config-invalid", key, err["msg"], f"see the key's documentation: {doc}")
+    return _error("config-invalid", key, err["msg"], _with_doc("see the key in docs/configuration.md", doc))
 
 
 def section_error(section: str, exc: ValidationError) -> ConfigError:

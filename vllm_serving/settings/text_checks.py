@@ -126,7 +126,7 @@ def host_name(value: str) -> str:
     if isinstance(address, ipaddress.IPv6Address):
         raise fix_error(f"{value!r} is an IPv6 address without brackets",
                         f"write it as [{value}] so the port stays separate in the URLs")
-    if re.fullmatch(r".+:\d+", value):
+    if re.fullmatch(r"(?:[^:\[\]]+|\[[^\]]*\]):\d+", value):  # host:port or [v6]:port; not a half-bracketed v6
         raise fix_error(f"{value!r} has a port", "write the host alone and put the port in network.hostPort")
     return check_text(value, HOSTNAME, f"{value!r} is not a host name",
                       "write a host name or address such as gpu01.example.com or 10.0.0.5, with no path")
