@@ -165,3 +165,26 @@ def test_a_derived_mlp_width_stays_between_hidden_and_six_times_it() -> None:
     qwen = MODELS["Qwen3-8B"].model_copy(update={"intermediate_size": None})
     assert derived_intermediate_size(qwen.model_copy(update={"params_billion": 1.3})) == 4096
     assert derived_intermediate_size(qwen.model_copy(update={"params_billion": 80.0})) == 6 * 4096
+
+
+def test_qwen3_5_mtp_layer_is_one_decoder_layer_its_fc_and_five_norms() -> None:
+    """Qwen3.5-27B's draft (qwen3_5_mtp.py, v0.19.1): fc 2 x 5120 -> 5120; one full-attention
+    Qwen3_5DecoderLayer (q_proj 5120 -> 24 x 256 x 2 with its output gate, k_proj and v_proj
+    5120 -> 4 x 256, o_proj 24 x 256 -> 5120, an MLP of 3 x 5120 x 17408); norm, pre_fc_norm_hidden,
+    pre_fc_norm_embedding and the layer's two norms, 5120 each. Its embedding and head are the
+    served model's. Only the q/k norms (2 x 256) are left out, as in every layer's count."""
+    attention = 5120 * 24 * 256 * 2 + 2 * 5120 * 4 * 256 + 24 * 256 * 5120
+    by_hand = 2 * 5120 * 5120 + attention + 3 * 5120 * 17408 + 5 * 5120 + 2 * 256
+    assert element_counts(MODELS["Qwen3.5-27B"])["mtp"] == pytest.approx(by_hand, abs=2 * 256)
+
+
+def test_deepseek_mtp_layer_is_a_moe_layer() -> None:
+    """DeepSeek-V3's next-n layer is layer 61, past first_k_dense_replace (3): DeepseekV2DecoderLayer
+    builds it with the 256 routed experts of 2048 and the shared one, not the dense 18432 MLP
+    (deepseek_v2.py, deepseek_mtp.py, v0.19.1); with MLA as in every layer, eh_proj 2 x 7168 ->
+    7168 and five norms (enorm, hnorm, shared_head.norm, the layer's two). Left out, under 1e-5:
+    the MLA norms (1536 + 512) and the gate's bias against the shared-expert row counted."""
+    attention = 7168 * (1536 + 576) + 1536 * 128 * 192 + 512 * 128 * 256 + 128 * 128 * 7168
+    moe = 256 * 3 * 7168 * 2048 + 3 * 7168 * 2048 + 7168 * 256
+    by_hand = attention + moe + 2 * 7168 * 7168 + 5 * 7168
+    assert element_counts(MODELS["DeepSeek-V3"])["mtp"] == pytest.approx(by_hand, rel=1e-5)
