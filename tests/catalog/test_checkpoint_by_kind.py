@@ -167,6 +167,17 @@ def test_a_derived_mlp_width_stays_between_hidden_and_six_times_it() -> None:
     assert derived_intermediate_size(qwen.model_copy(update={"params_billion": 80.0})) == 6 * 4096
 
 
+def test_gated_deltanet_layers_are_the_tensors_vllm_builds() -> None:
+    """Qwen3.5-27B (hidden 5120; 48 Gated DeltaNet layers of 16 key heads and 48 value heads of
+    128, conv kernel 4), as layers/mamba/gdn_linear_attn.py (v0.19.1) builds a layer: in_proj_qkvz
+    5120 -> 2 x 2048 + 2 x 6144 and out_proj 6144 -> 5120 are the split projections; in_proj_ba
+    5120 -> 2 x 48, conv1d 10240 x 4 (q, k and v channels, no bias), A_log 48, dt_bias 48 and the
+    gated norm 128 (head_v_dim) are the small tensors."""
+    counts = element_counts(MODELS["Qwen3.5-27B"])
+    assert counts["linear_attention_proj"] == 48 * (5120 * (2 * 2048 + 2 * 6144) + 6144 * 5120)
+    assert counts["linear_attention_small"] == 48 * (5120 * 2 * 48 + 10240 * 4 + 48 + 48 + 128)
+
+
 def test_qwen3_5_mtp_layer_is_one_decoder_layer_its_fc_and_five_norms() -> None:
     """Qwen3.5-27B's draft (qwen3_5_mtp.py, v0.19.1): fc 2 x 5120 -> 5120; one full-attention
     Qwen3_5DecoderLayer (q_proj 5120 -> 24 x 256 x 2 with its output gate, k_proj and v_proj
