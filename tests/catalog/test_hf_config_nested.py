@@ -36,6 +36,18 @@ def test_gemma3_text_keys_the_file_leaves_out_are_the_config_classs() -> None:
     assert element_counts(model)["lm_head"] == 0  # the head is the embedding: loaded once
 
 
+def test_a_text_config_without_its_model_type_gets_the_top_level_classs_defaults() -> None:
+    """transformers' Gemma3Config builds a dict text_config as Gemma3TextConfig(**text_config)
+    whether or not it names its model_type (configuration_gemma3.py): the keys it leaves out are
+    that class's (vocab_size 262208, 8 heads of 256, 4 KV heads, tied embeddings)."""
+    config = _published(GEMMA3_4B)
+    del config["text_config"]["model_type"]
+    model = parse_hf_config(config)
+    assert (model.vocab_size, model.num_attention_heads, model.num_key_value_heads, model.head_dim) == (
+        262208, 8, 4, 256)
+    assert model.tie_word_embeddings
+
+
 def test_every_sixth_gemma3_layer_is_global_the_rest_slide() -> None:
     """Gemma3TextConfig: layer i slides unless (i + 1) % sliding_window_pattern == 0 (pattern 6).
     34 layers: 6, 12, 18, 24, 30 global, 29 sliding over 1024 tokens; gemma-3-1b-it's 26 layers:
@@ -81,6 +93,7 @@ def test_tied_embeddings_stated_only_under_text_config_are_read_there() -> None:
     ({"dtype": None}, {}, "bfloat16"),  # nowhere: what the published checkpoints are
     ({"dtype": "half"}, {}, "float16"),  # torch's aliases
     ({"dtype": "float"}, {}, "float32"),
+    ({"dtype": "float8_e4m3fn"}, {}, "bfloat16"),  # a name the table lacks: planned as 16-bit, not refused
 ])
 def test_the_checkpoint_dtype_is_read_where_transformers_writes_it(
         text: dict[str, Any], top: dict[str, Any], dtype: str) -> None:
@@ -131,11 +144,13 @@ def test_qwen2_vl_rope_scaling_with_mrope_sections_is_multimodal_rope() -> None:
 
 def test_a_legacy_rope_type_is_read_as_vllm_renames_it() -> None:
     # vllm/transformers_utils/config.py patch_rope_parameters_dict (v0.19.1): `type` read as
-    # `rope_type`, the legacy "su" as "longrope"
+    # `rope_type`, the legacy "su" as "longrope", the legacy "mrope" as "default"
     from vllm_serving.catalog.hf_config_fields import rope_scalings  # noqa: PLC0415
 
     (named,) = rope_scalings({"rope_scaling": {"type": "su", "factor": 4.0}})
     assert (named.rope_type, named.factor) == ("longrope", 4.0)
+    (mrope,) = rope_scalings({"rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24], "factor": 2.0}})
+    assert mrope.rope_type == "default"
     yarn_entry = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
     (yarn,) = rope_scalings({"rope_scaling": yarn_entry})
     assert (yarn.rope_type, yarn.original_max_position_embeddings) == ("yarn", 32768)
