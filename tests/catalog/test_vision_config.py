@@ -208,3 +208,15 @@ def test_llava_runs_clip_up_to_its_feature_layer() -> None:
     # left out, transformers' LlavaConfig default applies: vision_feature_layer=-2, 23 layers
     unset = vision_encoder(llava, {}, "llava")
     assert unset is not None and unset.depth == 23
+
+
+def test_the_patch_embeddings_channels_are_read_under_transformers_key() -> None:
+    """vLLM builds the patch embedding with vision_config.in_channels (qwen2_vl.py, qwen2_5_vl.py,
+    qwen3_vl.py, v0.19.1), which transformers' Qwen2VLVisionConfig defaults to 3; the `in_chans`
+    Qwen2/2.5-VL's files also carry is read by neither."""
+    processors = {"image": QWEN2_VL_IMAGE}
+    stated = vision_encoder(_qwen2_vl(QWEN25_VL_7B_VISION | {"in_channels": 4}), processors, "t")
+    assert stated is not None and stated.in_channels == 4
+    legacy = vision_encoder(_qwen2_vl(QWEN25_VL_7B_VISION | {"in_chans": 1}), processors, "t")
+    assert legacy is not None and legacy.in_channels == 3
+
