@@ -220,3 +220,20 @@ def test_the_patch_embeddings_channels_are_read_under_transformers_key() -> None
     legacy = vision_encoder(_qwen2_vl(QWEN25_VL_7B_VISION | {"in_chans": 1}), processors, "t")
     assert legacy is not None and legacy.in_channels == 3
 
+
+def test_an_image_processor_alone_sizes_the_video_too(tmp_path: Path) -> None:
+    """transformers builds a missing video processor from the image processor's settings: a Qwen3.5
+    folder with preprocessor_config.json alone gets its limit for video as well."""
+    shutil.copy(CONFIGS / "Qwen--Qwen3.6-35B-A3B.config.json", tmp_path / "config.json")
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps(QWEN35_IMAGE))
+    vision = load_hf_config(tmp_path / "config.json").vision
+    assert vision is not None and (vision.image_max_pixels, vision.video_max_pixels) == (16777216, 16777216)
+
+
+def test_a_qwen3_encoder_whose_video_processor_has_no_limit_is_not_sized(tmp_path: Path) -> None:
+    """Qwen3-VL's profile runs a video too (vision.py): without the video processor's pixel limit
+    the encoder is left uncounted, as without the image one."""
+    shutil.copy(CONFIGS / "Qwen--Qwen3.6-35B-A3B.config.json", tmp_path / "config.json")
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps(QWEN35_IMAGE))
+    (tmp_path / "video_preprocessor_config.json").write_text(json.dumps({"size": {"shortest_edge": 4096}}))
+    assert load_hf_config(tmp_path / "config.json").vision is None

@@ -37,11 +37,10 @@ def _longest_edge(processor: Mapping[str, Any] | None) -> int | None:
 
 
 def _qwen(family: VisionFamily, vision: Mapping[str, Any], hidden: int, image: Mapping[str, Any] | None,
-          video: Mapping[str, Any] | None, source: str) -> VisionEncoder | None:
+          video: Mapping[str, Any] | None, source: str) -> VisionEncoder:
     image_max = _longest_edge(image)
     video_max = _longest_edge(video) if family == "qwen3_vl" else None
-    if image_max is None or (family == "qwen3_vl" and video_max is None):
-        return None
+    # a missing limit: VisionEncoder refuses it (vision.py `_complete`), and vision_encoder gives None
     width = encoder_width(vision)
     inner = vision.get("intermediate_size") or int(vision.get("mlp_ratio", 4) * width)
     return VisionEncoder(
