@@ -138,8 +138,8 @@ def test_mlp_only_layers_are_dense_mlps_of_intermediate_size() -> None:
     of 768 and their router for one 6144-wide MLP."""
     path = FIXTURES.parent / "catalog" / "configs" / "Qwen--Qwen3-30B-A3B.config.json"
     config = json.loads(path.read_text(encoding="utf-8"))
-    base = parse_hf_config(config)
-    two_dense = parse_hf_config(config | {"mlp_only_layers": [0, 1]})
+    base = parse_hf_config(config, "config.json")
+    two_dense = parse_hf_config(config | {"mlp_only_layers": [0, 1]}, "config.json")
     assert two_dense.experts is not None and two_dense.experts.dense_layers == 2
     moved = 2 * (128 * 3 * 2048 * 768 + 2048 * 128 - 3 * 2048 * 6144) / 1e9
     assert two_dense.params_billion == pytest.approx(base.params_billion - moved, abs=0.01)

@@ -146,7 +146,7 @@ def test_qwen2_5_vl_runs_a_gated_mlp() -> None:
     # the tower by hand, three MLP matrices a block: 676.4 M
     by_hand = 32 * (4 * 1280**2 + 3 * 1280 * 3420 + 4 * 1280 + 2 * 3420) + 3 * 2 * 14 * 14 * 1280 \
         + 5120**2 + 5120 * 3584
-    assert parse_hf_config(config).vision_params_billion == pytest.approx(by_hand / 1e9, abs=0.001)
+    assert parse_hf_config(config, "config.json").vision_params_billion == pytest.approx(by_hand / 1e9, abs=0.001)
 
 
 def test_qwen2_vl_mlp_ratio_is_read_and_defaults_to_four() -> None:
@@ -174,7 +174,7 @@ def test_qwen3_vl_deepstack_levels_widen_what_the_encoder_hands_over(tmp_path: P
     """Qwen3-VL's deepstack_visual_indexes [8, 16, 24]: three more out_hidden_size-wide outputs a
     token (qwen3_vl.py concatenates them), and three more mergers in the tower."""
     config = json.loads((CONFIGS / "Qwen--Qwen3.6-35B-A3B.config.json").read_text(encoding="utf-8"))
-    plain = parse_hf_config(config)
+    plain = parse_hf_config(config, "config.json")
     config["vision_config"]["deepstack_visual_indexes"] = [8, 16, 24]
     stacked = vision_encoder(config, {"image": QWEN35_IMAGE, "video": QWEN35_VIDEO}, "qwen3-vl")
     assert stacked is not None
@@ -182,7 +182,7 @@ def test_qwen3_vl_deepstack_levels_widen_what_the_encoder_hands_over(tmp_path: P
     assert (stacked.deepstack_layers, stacked.output_width) == (3, 4 * out)
     merged = 4 * config["vision_config"]["hidden_size"]
     merger = merged * merged + merged * out
-    assert parse_hf_config(config).vision_params_billion == pytest.approx(
+    assert parse_hf_config(config, "config.json").vision_params_billion == pytest.approx(
         plain.vision_params_billion + 3 * merger / 1e9, abs=0.001)
 
 
