@@ -47,7 +47,7 @@ def test_a_float32_checkpoint_takes_four_bytes_a_weight() -> None:
 @pytest.mark.parametrize("model_type", ["gemma2", "gemma3", "gemma3_text", "plamo2", "glm4"])
 def test_every_model_type_vllm_refuses_in_float16_is_refused(model_type: str) -> None:
     """vllm/config/model.py _FLOAT16_NOT_SUPPORTED_MODELS (v0.19.1), all five."""
-    assert parse_hf_config(QWEN3_4B | {"model_type": model_type}).refuses_float16
+    assert parse_hf_config(QWEN3_4B | {"model_type": model_type}, "config.json").refuses_float16
 
 
 @pytest.mark.parametrize(("model_type", "family"), [
@@ -58,7 +58,7 @@ def test_every_model_type_vllm_refuses_in_float16_is_refused(model_type: str) ->
 def test_a_model_type_gives_the_family_its_vllm_parsers_are_filed_under(model_type: str, family: str) -> None:
     """The family picks the tool-call and reasoning parsers (engine/names.py files vLLM's glm45
     parser under glm, kimi_k2 under kimi, openai_gptoss under gpt_oss...)."""
-    assert parse_hf_config(QWEN3_4B | {"model_type": model_type}).family == family
+    assert parse_hf_config(QWEN3_4B | {"model_type": model_type}, "config.json").family == family
     assert family in set(TOOL_PARSER_FAMILY.values()) | set(REASONING_PARSER_FAMILY.values()) | {"qwen2"}
 
 
@@ -66,7 +66,7 @@ def test_a_model_type_gives_the_family_its_vllm_parsers_are_filed_under(model_ty
 def test_the_deltanet_state_takes_the_width_of_mamba_ssm_dtype(ssm_dtype: str, state_bytes: int) -> None:
     config = json.loads((FIXTURES / "hf" / "qwen3.5-27b.config.json").read_text(encoding="utf-8"))
     config["text_config"]["mamba_ssm_dtype"] = ssm_dtype
-    linear = parse_hf_config(config).linear_attention
+    linear = parse_hf_config(config, "config.json").linear_attention
     assert linear is not None and linear.state_dtype_bytes == state_bytes
 
 
@@ -74,7 +74,7 @@ def test_a_bare_gemma3_text_config_is_transformers_gemma3_text_defaults() -> Non
     """Gemma3TextConfig.__init__ (transformers/models/gemma3/configuration_gemma3.py): vocab
     262208, hidden 2304, intermediate 9216, 26 layers, 8 heads, 4 KV heads of 256, 131072
     positions, tied embeddings, a 4096-token window on all but every 6th layer."""
-    model = parse_hf_config({"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text"})
+    model = parse_hf_config({"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text"}, "config.json")
     assert (model.vocab_size, model.hidden_size, model.intermediate_size, model.num_hidden_layers) == (
         262208, 2304, 9216, 26)
     assert (model.num_attention_heads, model.num_key_value_heads, model.head_dim) == (8, 4, 256)

@@ -212,3 +212,36 @@ def test_the_norms_are_two_per_layer_and_one_at_the_end() -> None:
     # post_attention_layernorm.weight per layer, model.norm.weight once, each hidden_size (4096) wide;
     # 36 layers (the q/k norms are head_dim wide and counted with attention)
     assert element_counts(MODELS["Qwen3-8B"])["norm"] == (2 * 36 + 1) * 4096
+
+
+def test_shards_whose_headers_add_up_to_the_bound_exactly_are_read(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Boundary twin of the bound above: the bound is what the headers may add up to, inclusive."""
+    names = [f"s{i}.safetensors" for i in range(3)]
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {n: n for n in names}}))
+    for name in names:
+        shard(tmp_path / name, {name: ("BF16", [8, 8])})
+    headers = sum((tmp_path / name).stat().st_size - 8 for name in names)  # each file: 8-byte length, header
+    monkeypatch.setattr("vllm_serving.catalog.checkpoint_headers.MAX_HEADERS_BYTES", headers)
+    found = header_weights(tmp_path, 1)
+    assert found is not None and found.loaded_bytes == 3 * 8 * 8 * 2
+
+
+@pytest.mark.parametrize("index", ["{not json", '{"metadata": {}}', "[]"])
+def test_an_index_without_a_weight_map_says_so(tmp_path: Path, index: str) -> None:
+    """What `check` shows for a truncated or foreign index beside the configFile."""
+    (tmp_path / "config.json").write_text(QWEN35.read_text())
+    (tmp_path / "model.safetensors.index.json").write_text(index)
+    with pytest.raises(ConfigError) as caught:
+        load_hf_config(tmp_path / "config.json", "vllm-serving:model.configFile")
+    assert caught.value.findings[0].message.endswith(
+        "the checkpoint beside it is unreadable: model.safetensors.index.json: no weight_map")
+
+
+@pytest.mark.parametrize("entry", ['{"dtype": "BF16", "data_offsets": [0, 0]}',
+                                   '{"shape": [4], "data_offsets": [0, 0]}', '"BF16"'])
+def test_a_tensor_without_its_dtype_or_its_shape_is_refused_naming_it(tmp_path: Path, entry: str) -> None:
+    _raw_shard(tmp_path / "model.safetensors", '{"model.layers.0.w": ' + entry + "}")
+    with pytest.raises(HeaderError) as refused:
+        header_weights(tmp_path, 1)
+    assert str(refused.value) == "tensor 'model.layers.0.w' has no dtype and shape"

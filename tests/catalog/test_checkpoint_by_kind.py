@@ -138,8 +138,8 @@ def test_mlp_only_layers_are_dense_mlps_of_intermediate_size() -> None:
     of 768 and their router for one 6144-wide MLP."""
     path = FIXTURES.parent / "catalog" / "configs" / "Qwen--Qwen3-30B-A3B.config.json"
     config = json.loads(path.read_text(encoding="utf-8"))
-    base = parse_hf_config(config)
-    two_dense = parse_hf_config(config | {"mlp_only_layers": [0, 1]})
+    base = parse_hf_config(config, "config.json")
+    two_dense = parse_hf_config(config | {"mlp_only_layers": [0, 1]}, "config.json")
     assert two_dense.experts is not None and two_dense.experts.dense_layers == 2
     moved = 2 * (128 * 3 * 2048 * 768 + 2048 * 128 - 3 * 2048 * 6144) / 1e9
     assert two_dense.params_billion == pytest.approx(base.params_billion - moved, abs=0.01)
@@ -165,3 +165,37 @@ def test_a_derived_mlp_width_stays_between_hidden_and_six_times_it() -> None:
     qwen = MODELS["Qwen3-8B"].model_copy(update={"intermediate_size": None})
     assert derived_intermediate_size(qwen.model_copy(update={"params_billion": 1.3})) == 4096
     assert derived_intermediate_size(qwen.model_copy(update={"params_billion": 80.0})) == 6 * 4096
+
+
+def test_gated_deltanet_layers_are_the_tensors_vllm_builds() -> None:
+    """Qwen3.5-27B (hidden 5120; 48 Gated DeltaNet layers of 16 key heads and 48 value heads of
+    128, conv kernel 4), as layers/mamba/gdn_linear_attn.py (v0.19.1) builds a layer: in_proj_qkvz
+    5120 -> 2 x 2048 + 2 x 6144 and out_proj 6144 -> 5120 are the split projections; in_proj_ba
+    5120 -> 2 x 48, conv1d 10240 x 4 (q, k and v channels, no bias), A_log 48, dt_bias 48 and the
+    gated norm 128 (head_v_dim) are the small tensors."""
+    counts = element_counts(MODELS["Qwen3.5-27B"])
+    assert counts["linear_attention_proj"] == 48 * (5120 * (2 * 2048 + 2 * 6144) + 6144 * 5120)
+    assert counts["linear_attention_small"] == 48 * (5120 * 2 * 48 + 10240 * 4 + 48 + 48 + 128)
+
+
+def test_qwen3_5_mtp_layer_is_one_decoder_layer_its_fc_and_five_norms() -> None:
+    """Qwen3.5-27B's draft (qwen3_5_mtp.py, v0.19.1): fc 2 x 5120 -> 5120; one full-attention
+    Qwen3_5DecoderLayer (q_proj 5120 -> 24 x 256 x 2 with its output gate, k_proj and v_proj
+    5120 -> 4 x 256, o_proj 24 x 256 -> 5120, an MLP of 3 x 5120 x 17408); norm, pre_fc_norm_hidden,
+    pre_fc_norm_embedding and the layer's two norms, 5120 each. Its embedding and head are the
+    served model's. Only the q/k norms (2 x 256) are left out, as in every layer's count."""
+    attention = 5120 * 24 * 256 * 2 + 2 * 5120 * 4 * 256 + 24 * 256 * 5120
+    by_hand = 2 * 5120 * 5120 + attention + 3 * 5120 * 17408 + 5 * 5120 + 2 * 256
+    assert element_counts(MODELS["Qwen3.5-27B"])["mtp"] == pytest.approx(by_hand, abs=2 * 256)
+
+
+def test_deepseek_mtp_layer_is_a_moe_layer() -> None:
+    """DeepSeek-V3's next-n layer is layer 61, past first_k_dense_replace (3): DeepseekV2DecoderLayer
+    builds it with the 256 routed experts of 2048 and the shared one, not the dense 18432 MLP
+    (deepseek_v2.py, deepseek_mtp.py, v0.19.1); with MLA as in every layer, eh_proj 2 x 7168 ->
+    7168 and five norms (enorm, hnorm, shared_head.norm, the layer's two). Left out, under 1e-5:
+    the MLA norms (1536 + 512) and the gate's bias against the shared-expert row counted."""
+    attention = 7168 * (1536 + 576) + 1536 * 128 * 192 + 512 * 128 * 256 + 128 * 128 * 7168
+    moe = 256 * 3 * 7168 * 2048 + 3 * 7168 * 2048 + 7168 * 256
+    by_hand = attention + moe + 2 * 7168 * 7168 + 5 * 7168
+    assert element_counts(MODELS["DeepSeek-V3"])["mtp"] == pytest.approx(by_hand, rel=1e-5)

@@ -86,3 +86,16 @@ def test_a_missing_key_is_named_as_the_file_spells_it(config: str, nested: bool,
     with pytest.raises(ConfigError) as refused:
         parse_hf_config(data, "config.json")
     assert f"has no '{missing[0]}'" in refused.value.findings[0].message
+
+
+@pytest.mark.parametrize(("config", "shared"), [(DEEPSEEK_LITE, {}), (QWEN3_MOE, {"n_shared_experts": 1})])
+def test_a_moe_config_without_an_expert_width_names_the_missing_key(config: str, shared: dict[str, Any]) -> None:
+    """moe_intermediate_size (or intermediate_size) is the width FusedMoE builds each expert with
+    (deepseek_v2.py, qwen3_moe.py): a file with neither is refused naming it, shared experts or not."""
+    data = _published(config) | shared
+    for key in ("moe_intermediate_size", "intermediate_size"):
+        data.pop(key, None)
+    with pytest.raises(ConfigError) as refused:
+        parse_hf_config(data, "config.json")
+    assert refused.value.findings[0].message == (
+        "has no 'moe_intermediate_size' (looked in text_config, then the top level)")

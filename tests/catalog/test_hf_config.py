@@ -45,7 +45,7 @@ def test_hybrid_qwen3_5_matches_catalog() -> None:
 def test_full_attention_interval_without_layer_types() -> None:
     data = _json("qwen3.5-27b.config.json")
     del data["text_config"]["layer_types"]
-    model = parse_hf_config(data)
+    model = parse_hf_config(data, "config.json")
     assert model.full_attention_layers == 16
     assert model.linear_attention is not None and model.linear_attention.num_layers == 48
 
@@ -54,7 +54,7 @@ def test_top_level_config_quantization_and_dtype() -> None:
     data = _json("qwen3-4b.config.json")
     data["quantization_config"] = {"quant_method": "fp8", "weight_block_size": [128, 128]}
     data["torch_dtype"] = "float16"
-    model = parse_hf_config(data)
+    model = parse_hf_config(data, "config.json")
     assert model.quantization == "fp8" and model.is_fp8
     assert model.weights_dtype == "float16"
 
@@ -66,7 +66,7 @@ def test_top_level_config_quantization_and_dtype() -> None:
 ])
 def test_refusing_fp16_matches_vllms_exact_list(model_type: str, refused: bool) -> None:
     data = _json("qwen3-4b.config.json") | {"model_type": model_type}
-    assert parse_hf_config(data).refuses_float16 is refused
+    assert parse_hf_config(data, "config.json").refuses_float16 is refused
 
 
 def test_missing_key_is_a_finding() -> None:

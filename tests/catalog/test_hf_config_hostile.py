@@ -24,7 +24,7 @@ QWEN3_4B: dict[str, Any] = json.loads((FIXTURES / "hf" / "qwen3-4b.config.json")
 ])
 def test_refused_with_a_finding(change: dict[str, Any]) -> None:
     with pytest.raises(ConfigError) as refused:
-        parse_hf_config({**QWEN3_4B, **change})
+        parse_hf_config({**QWEN3_4B, **change}, "config.json")
     assert [f.code for f in refused.value.findings] == ["model-config-invalid"]
     assert "\n" not in refused.value.findings[0].message
 
@@ -36,7 +36,7 @@ def test_refused_with_a_finding(change: dict[str, Any]) -> None:
     ({"quantization_config": {"quant_method": "compressed-tensors"}}, "quantization", "compressed-tensors"),
 ])
 def test_real_names_pass(change: dict[str, Any], field: str, value: str) -> None:
-    assert getattr(parse_hf_config({**QWEN3_4B, **change}), field) == value
+    assert getattr(parse_hf_config({**QWEN3_4B, **change}, "config.json"), field) == value
 
 
 def test_a_refused_name_says_which_key_and_what_to_do() -> None:
@@ -44,7 +44,7 @@ def test_a_refused_name_says_which_key_and_what_to_do() -> None:
                         ({"model_type": "qwen3\nx"}, "model_type"), ({"architectures": "Qwen3ForCausalLM"},
                                                                        "architectures")):
         with pytest.raises(ConfigError) as refused:
-            parse_hf_config({**QWEN3_4B, **change})
+            parse_hf_config({**QWEN3_4B, **change}, "config.json")
         finding = refused.value.findings[0]
         assert finding.message.startswith(f"{key} is ")
         assert finding.fix == "pass the model's own config.json as published on Hugging Face"

@@ -123,3 +123,17 @@ def test_the_catalogs_own_spelling_in_another_case_is_taken_without_a_word(typed
     """Case aside, the catalog's own name is no guess: nothing is said back (`how` is None)."""
     found = lookup_gpu(typed) if entry == "V100-32GB" else lookup_model(typed)
     assert (found.name, found.how) == (entry, None)
+
+
+@pytest.mark.parametrize(("typed", "said"), [
+    # nvidia-smi prints `Tesla V100-SXM2-32GB`, `NVIDIA A100-SXM4-80GB`, `NVIDIA H100 80GB HBM3`;
+    # people copy it without the vendor word
+    ("V100-SXM2-32GB", "'V100-SXM2-32GB' taken as V100-32GB (nvidia-smi's name without the vendor)"),
+    ("A100-SXM4-80GB", "'A100-SXM4-80GB' taken as A100-80GB (nvidia-smi's name without the vendor)"),
+    ("H100 80GB HBM3", "'H100 80GB HBM3' taken as H100-80GB (nvidia-smi's name without the vendor)"),
+    # G for GB on the catalog's own name: said back as the rewrite it is, in the user's spelling
+    ("V100-32G", "'V100-32G' taken as V100-32GB (the catalog's name, spelt another way)"),
+    ("a100-80g", "'a100-80g' taken as A100-80GB (the catalog's name, spelt another way)"),
+])
+def test_what_a_gpu_spelling_is_taken_as_is_said_in_words(typed: str, said: str) -> None:
+    assert lookup_gpu(typed).note == said

@@ -146,7 +146,7 @@ def test_qwen2_5_vl_runs_a_gated_mlp() -> None:
     # the tower by hand, three MLP matrices a block: 676.4 M
     by_hand = 32 * (4 * 1280**2 + 3 * 1280 * 3420 + 4 * 1280 + 2 * 3420) + 3 * 2 * 14 * 14 * 1280 \
         + 5120**2 + 5120 * 3584
-    assert parse_hf_config(config).vision_params_billion == pytest.approx(by_hand / 1e9, abs=0.001)
+    assert parse_hf_config(config, "config.json").vision_params_billion == pytest.approx(by_hand / 1e9, abs=0.001)
 
 
 def test_qwen2_vl_mlp_ratio_is_read_and_defaults_to_four() -> None:
@@ -174,7 +174,7 @@ def test_qwen3_vl_deepstack_levels_widen_what_the_encoder_hands_over(tmp_path: P
     """Qwen3-VL's deepstack_visual_indexes [8, 16, 24]: three more out_hidden_size-wide outputs a
     token (qwen3_vl.py concatenates them), and three more mergers in the tower."""
     config = json.loads((CONFIGS / "Qwen--Qwen3.6-35B-A3B.config.json").read_text(encoding="utf-8"))
-    plain = parse_hf_config(config)
+    plain = parse_hf_config(config, "config.json")
     config["vision_config"]["deepstack_visual_indexes"] = [8, 16, 24]
     stacked = vision_encoder(config, {"image": QWEN35_IMAGE, "video": QWEN35_VIDEO}, "qwen3-vl")
     assert stacked is not None
@@ -182,7 +182,7 @@ def test_qwen3_vl_deepstack_levels_widen_what_the_encoder_hands_over(tmp_path: P
     assert (stacked.deepstack_layers, stacked.output_width) == (3, 4 * out)
     merged = 4 * config["vision_config"]["hidden_size"]
     merger = merged * merged + merged * out
-    assert parse_hf_config(config).vision_params_billion == pytest.approx(
+    assert parse_hf_config(config, "config.json").vision_params_billion == pytest.approx(
         plain.vision_params_billion + 3 * merger / 1e9, abs=0.001)
 
 
@@ -208,3 +208,32 @@ def test_llava_runs_clip_up_to_its_feature_layer() -> None:
     # left out, transformers' LlavaConfig default applies: vision_feature_layer=-2, 23 layers
     unset = vision_encoder(llava, {}, "llava")
     assert unset is not None and unset.depth == 23
+
+
+def test_the_patch_embeddings_channels_are_read_under_transformers_key() -> None:
+    """vLLM builds the patch embedding with vision_config.in_channels (qwen2_vl.py, qwen2_5_vl.py,
+    qwen3_vl.py, v0.19.1), which transformers' Qwen2VLVisionConfig defaults to 3; the `in_chans`
+    Qwen2/2.5-VL's files also carry is read by neither."""
+    processors = {"image": QWEN2_VL_IMAGE}
+    stated = vision_encoder(_qwen2_vl(QWEN25_VL_7B_VISION | {"in_channels": 4}), processors, "t")
+    assert stated is not None and stated.in_channels == 4
+    legacy = vision_encoder(_qwen2_vl(QWEN25_VL_7B_VISION | {"in_chans": 1}), processors, "t")
+    assert legacy is not None and legacy.in_channels == 3
+
+
+def test_an_image_processor_alone_sizes_the_video_too(tmp_path: Path) -> None:
+    """transformers builds a missing video processor from the image processor's settings: a Qwen3.5
+    folder with preprocessor_config.json alone gets its limit for video as well."""
+    shutil.copy(CONFIGS / "Qwen--Qwen3.6-35B-A3B.config.json", tmp_path / "config.json")
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps(QWEN35_IMAGE))
+    vision = load_hf_config(tmp_path / "config.json").vision
+    assert vision is not None and (vision.image_max_pixels, vision.video_max_pixels) == (16777216, 16777216)
+
+
+def test_a_qwen3_encoder_whose_video_processor_has_no_limit_is_not_sized(tmp_path: Path) -> None:
+    """Qwen3-VL's profile runs a video too (vision.py): without the video processor's pixel limit
+    the encoder is left uncounted, as without the image one."""
+    shutil.copy(CONFIGS / "Qwen--Qwen3.6-35B-A3B.config.json", tmp_path / "config.json")
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps(QWEN35_IMAGE))
+    (tmp_path / "video_preprocessor_config.json").write_text(json.dumps({"size": {"shortest_edge": 4096}}))
+    assert load_hf_config(tmp_path / "config.json").vision is None

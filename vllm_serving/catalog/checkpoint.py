@@ -220,8 +220,9 @@ def derived_intermediate_size(model: ModelFacts) -> int:
     return min(max(mlp, hidden), MAX_MLP_RATIO * hidden)
 
 
-def _mlp(model: ModelFacts, layers: int) -> dict[TensorKind, int]:
-    """The MLPs of `layers` decoder layers: dense, or routed experts, shared experts and a router.
+def _mlp(model: ModelFacts, layers: int, dense_layers: int | None = None) -> dict[TensorKind, int]:
+    """The MLPs of `layers` decoder layers: dense, or routed experts, shared experts and a router;
+    the first `dense_layers` (the model's own, unless given) dense.
     A dense model without `intermediate_size` (an architecture described inline) gets the width
     its parameter count implies, so its weights are not counted without MLPs."""
     hidden, experts = model.hidden_size, model.experts
@@ -230,7 +231,7 @@ def _mlp(model: ModelFacts, layers: int) -> dict[TensorKind, int]:
         return {"mlp": layers * 3 * hidden * dense_width}
     width = experts.intermediate_size or dense_width
     shared = experts.shared_intermediate_size or experts.shared_experts * width
-    dense = min(experts.dense_layers, layers)
+    dense = min(experts.dense_layers if dense_layers is None else dense_layers, layers)
     moe = layers - dense
     return {"mlp": dense * 3 * hidden * dense_width, "experts": moe * experts.num_experts * 3 * hidden * width,
             "shared_expert": moe * 3 * hidden * shared,
@@ -254,9 +255,14 @@ def element_counts(model: ModelFacts) -> dict[TensorKind, int]:
     counts["norm"] = (2 * layers + 1) * hidden
     counts["vision"] = round(model.vision_params_billion * 1e9)
     if model.mtp_layers:
-        # an MTP layer: one full decoder layer, the fc joining embedding and hidden state, norms
-        layer = sum(_attention(model).values()) + sum(_mlp(model, 1).values())
-        counts["mtp"] = model.mtp_layers * (layer + 2 * hidden * hidden + 4 * hidden)
+        # an MTP layer (qwen3_5_mtp.py, qwen3_next_mtp.py, deepseek_mtp.py, v0.19.1): one
+        # full-attention decoder layer numbered past the model's, so past first_k_dense_replace (a
+        # MoE layer where the model has experts); the fc (eh_proj) joining embedding and hidden
+        # state; five norms of hidden (the layer's two, the embedding's and the hidden state's
+        # before the fc, the last; DeepSeek's enorm, hnorm, shared_head.norm). The embedding and
+        # head it reads are the served model's (EagleProposer shares identical ones).
+        layer = sum(_attention(model).values()) + sum(_mlp(model, 1, dense_layers=0).values())
+        counts["mtp"] = model.mtp_layers * (layer + 2 * hidden * hidden + 5 * hidden)
     return counts
 
 

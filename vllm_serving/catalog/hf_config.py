@@ -147,8 +147,9 @@ def _linear(text: Mapping[str, Any], linear: int) -> LinearAttention | None:
     )
 
 
-def parse_hf_config(config: Mapping[str, Any], source: str = "config.json") -> ModelArchitecture:
-    """The planner's facts from a parsed config.json; ConfigError naming the missing key."""
+def parse_hf_config(config: Mapping[str, Any], source: str) -> ModelArchitecture:
+    """The planner's facts from a parsed config.json; ConfigError naming the missing key, its
+    finding keyed by `source` (the stack key or the path every caller has at hand)."""
     top = config
     try:
         text = _text_config(top)

@@ -37,11 +37,10 @@ def _longest_edge(processor: Mapping[str, Any] | None) -> int | None:
 
 
 def _qwen(family: VisionFamily, vision: Mapping[str, Any], hidden: int, image: Mapping[str, Any] | None,
-          video: Mapping[str, Any] | None, source: str) -> VisionEncoder | None:
+          video: Mapping[str, Any] | None, source: str) -> VisionEncoder:
     image_max = _longest_edge(image)
     video_max = _longest_edge(video) if family == "qwen3_vl" else None
-    if image_max is None or (family == "qwen3_vl" and video_max is None):
-        return None
+    # a missing limit: VisionEncoder refuses it (vision.py `_complete`), and vision_encoder gives None
     width = encoder_width(vision)
     inner = vision.get("intermediate_size") or int(vision.get("mlp_ratio", 4) * width)
     return VisionEncoder(
@@ -49,7 +48,10 @@ def _qwen(family: VisionFamily, vision: Mapping[str, Any], hidden: int, image: M
         num_heads=int(vision["num_heads"]), patch_size=int(vision.get("patch_size") or 14),
         temporal_patch_size=int(vision.get("temporal_patch_size") or 2),
         spatial_merge_size=int(vision.get("spatial_merge_size") or 2),
-        in_channels=int(vision.get("in_channels") or vision.get("in_chans") or 3),
+        # vLLM builds the patch embedding from vision_config.in_channels, transformers' key with its
+        # default 3 (qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py, v0.19.1); Qwen2/2.5-VL's files also
+        # carry an `in_chans` that neither reads
+        in_channels=int(vision.get("in_channels") or 3),
         out_hidden_size=int(vision.get("out_hidden_size") or hidden),
         deepstack_layers=len(vision.get("deepstack_visual_indexes") or ()), gated_mlp=family == "qwen2_5_vl",
         image_max_pixels=image_max, video_max_pixels=video_max, source=source)
