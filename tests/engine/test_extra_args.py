@@ -334,3 +334,61 @@ def test_an_empty_item_says_how_vllm_reads_it() -> None:
     (found,) = problems("")
     assert (found.kind, found.detail) == (
         "not-a-flag", "is empty: vLLM reads it as a positional argument, and takes none")
+
+
+# -- how many unknown flags get a "did you mean", and up to which length ---------------------------
+
+# Each a one-letter swap of a v0.19.1 flag (its last two letters), so the flag itself is the closest.
+_TYPOED = ("--enforce-eager", "--max-num-seqs", "--disable-log-stats", "--block-size", "--kv-cache-dtype",
+           "--gpu-memory-utilization", "--max-num-batched-tokens", "--trust-remote-code", "--tokenizer-mode",
+           "--download-dir", "--load-format", "--distributed-executor-backend", "--max-model-len",
+           "--max-logprobs", "--max-lora-rank", "--seed", "--revision")
+
+
+def test_the_first_sixteen_unknown_flags_get_a_suggestion_and_the_rest_are_to_be_removed() -> None:
+    # the rule (a cost cap against a hostile list): 16 suggestions per extraArgs list, then none
+    typos = [flag[:-2] + flag[-1] + flag[-2] for flag in _TYPOED]
+    found = problems(*typos, before=())
+    assert [p.detail for p in found] == [
+        *(f"did you mean {flag}? (flags are case-sensitive)" for flag in _TYPOED[:16]),
+        "remove it: vLLM v0.19.1 has no such flag"]
+    assert [(p.index, p.kind, p.flag) for p in found] == [(i, "unknown", t) for i, t in enumerate(typos)]
+
+
+def test_an_unknown_name_of_up_to_64_characters_gets_a_suggestion() -> None:
+    # the rule: a name past 64 characters (longer than any flag) gets none, however close
+    name = "--disable-nccl-for-dp-synchronization-" + "x" * 30
+    assert [p.detail for p in problems(name[:64])] == [
+        "did you mean --disable-nccl-for-dp-synchronization? (flags are case-sensitive)"]
+    assert [p.detail for p in problems(name[:65])] == ["remove it: vLLM v0.19.1 has no such flag"]
+
+
+# -- what argparse hands each flag (CPython 3.12 consume_optional, vllm/engine/arg_utils.py) ---------
+
+def test_an_optional_value_takes_one_word_and_the_next_is_stray() -> None:
+    # arg_utils.py (v0.19.1): --hf-token is nargs="?", const=True: argparse gives it one value at most,
+    # so a second word is a positional vLLM cannot place
+    assert "unrecognized arguments: extra" in _argparse_error(("--hf-token", LEAK, "extra"))
+    found = problems("--hf-token", LEAK, "extra")
+    assert [(p.index, p.kind) for p in found] == [(0, "secret"), (2, "not-a-flag")]
+    assert found[1].detail == ("is not a flag, and --hf-token before it takes no further value: vLLM exits "
+                               "('unrecognized arguments')")
+    assert LEAK not in repr(found)
+
+
+def test_a_secret_behind_the_optimization_shorthand_is_refused() -> None:
+    # argparse_utils.py (v0.19.1) parse_args: "-O<rest>" becomes "--optimization-level", "<rest>",
+    # so the rest reaches argparse as an option of its own (and vLLM exits: expected one argument)
+    found = problems("-O--api-key=" + LEAK)
+    assert found == [Problem("secret", 0, "--api-key", "apiKey")]
+    assert problems("-O--enforce-eager") == [Problem("value", 0, "--optimization-level",
+                                                     "needs a value and none follows: vLLM exits "
+                                                     "('expected one argument')")]
+
+
+def test_a_model_option_with_no_value_is_still_the_typed_key() -> None:
+    # argparse_utils.py (v0.19.1): a trailing "--model" makes vLLM read args[model_idx + 1] and fail;
+    # the item is refused as the key that sets the model, whatever else follows
+    assert problems("--model", before=()) == [Problem("typed-key", 0, "--model", "model.containerPath")]
+    assert problems("--enforce-eager", "--model", before=()) == [
+        Problem("typed-key", 1, "--model", "model.containerPath")]

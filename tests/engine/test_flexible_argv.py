@@ -57,3 +57,14 @@ def test_a_release_without_dotted_keys_keeps_them_as_written() -> None:
     facts = msgspec.structs.replace(V0_19, dotted_json_keys=False)
     kept = rewrite(facts, _tokens("--compilation-config.level", "3"))
     assert _texts(kept.tokens) == ["--compilation-config.level", "3"] and kept.dangling == []
+
+
+def test_a_trailing_model_option_is_left_where_it_is() -> None:
+    # v0.19.1 reads args[model_idx + 1] and stops with an IndexError: no model is moved to the front
+    assert _texts(rewrite(V0_19, _tokens("--enforce-eager", "--model")).tokens) == ["--enforce-eager", "--model"]
+
+
+@pytest.mark.parametrize("argv", [("-O3",), ("-O=3",), ("-O--enforce-eager",)])
+def test_both_halves_of_a_rewritten_shorthand_keep_the_item_they_came_from(argv: tuple[str, ...]) -> None:
+    # "-O3" -> "--optimization-level", "3": a problem with either half is the user's item 0
+    assert [t.items for t in rewrite(V0_19, _tokens(*argv)).tokens] == [(0,), (0,)]

@@ -24,6 +24,9 @@ def test_pinned_release_views() -> None:
         "num_nextn_predict_layers", 1)
     assert rewrites["step3p5"].n_predict_default == 1
     assert (rewrites["qwen3_5"].n_predict_key, rewrites["qwen3_5"].n_predict_default) == ("mtp_num_hidden_layers", None)
+    # ... and rewrites NemotronH to its MTP draft only when `num_nextn_predict_layers > 0`; Qwen3.5 always
+    assert rewrites["nemotron_h"].requires_positive == "num_nextn_predict_layers"
+    assert rewrites["qwen3_5"].requires_positive is None
     assert release_facts.quantization(release).marlin_min_capability == 75
     assert release_facts.performance_modes(release) == {"throughput": {"max_num_batched_tokens": 2, "max_num_seqs": 2}}
     assert release_facts.env_values(release)["VLLM_KV_CACHE_LAYOUT"].choices == ("NHD", "HND")

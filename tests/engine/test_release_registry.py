@@ -80,6 +80,10 @@ def test_a_prefix_of_a_short_alias_selects_it(pinned: VllmRelease) -> None:
     # it; `-t` starts only `-tp` in v0.19.1, so `-t 2` sets the tensor parallel size
     match = pinned.match("-t")
     assert match is not None and match.flag.name == "--tensor-parallel-size"
+    # and `-t=2` too: CPython 3.12.10's _get_option_tuples splits a single-dash option at '=' before
+    # it compares prefixes (`option_prefix, sep, explicit_arg = option_string.partition('=')`)
+    match = pinned.match("-t=2")
+    assert match is not None and match.flag.name == "--tensor-parallel-size"
 
 
 def test_a_flags_choices_are_vllms(pinned: VllmRelease) -> None:
@@ -165,6 +169,10 @@ def test_attention_backend_compute_capability(pinned: VllmRelease) -> None:
     assert flashinfer.supports_capability(7, 5) and not flashinfer.supports_capability(7, 0)
     flash_attn = pinned.attention_backends["FLASH_ATTN"]
     assert flash_attn.supports_capability(8, 0) and not flash_attn.supports_capability(7, 5)
+    # v1/attention/backends/flashinfer.py (v0.19.1): `capability >= DeviceCapability(7, 5) and
+    # capability <= DeviceCapability(12, 1)`: both ends included
+    assert flashinfer.supports_capability(12, 1) and not flashinfer.supports_capability(12, 2)
+    assert not flashinfer.supports_capability(13, 0)
     assert flashinfer.kv_cache_dtypes is not None and "fp8" in flashinfer.kv_cache_dtypes
 
 
@@ -454,6 +462,12 @@ def test_an_unknown_or_missing_tag_is_checked_against_the_newest_release_and_say
     assert release.version == known_versions()[-1] and warning is not None
     assert warning.startswith("no image tag " if not tag else f"image tag {tag!r} ")
     assert warning.endswith("add its registry with tools/vllm_release/generate.py")
+
+
+def test_no_option_string_holds_an_equals_sign() -> None:
+    # argparse splits `--flag=value` at the first '=' (CPython _parse_optional), so an option string
+    # holding one could never be written; resolve_abbrev reads only the part before it
+    assert [o for v in known_versions() for f in load(v).flags.values() for o in f.option_strings if "=" in o] == []
 
 
 def test_a_lone_dash_abbreviates_no_flag() -> None:

@@ -94,6 +94,7 @@ def test_a_key_on_loopback_warns_about_nothing() -> None:
     ("k" * 40 + "\n", "api-key-whitespace"),
     (" " + "k" * 40, "api-key-whitespace"),
     ("k" * 20 + "\x00" + "k" * 20, "api-key-whitespace"),
+    ("k" * 20 + "\x7f" + "k" * 20, "api-key-whitespace"),  # DEL (127), a control character too
 ])
 def test_bad_api_key_values_are_errors_that_never_repeat_the_value(value: str, code: str) -> None:
     (finding,) = api_key_findings(value)
@@ -120,3 +121,34 @@ def test_an_open_policy_is_an_error_only_without_a_key() -> None:
 def test_docker_stacks_have_no_network_policy_findings() -> None:
     codes = {f.code for f in findings("v100", {"kubernetes": {"network_policy": False}})}
     assert not codes & {"network-policy-open", "network-policy-open-keyed"}
+
+
+NEW_KEY = "openssl rand -hex 32 | pulumi config set --secret apiKey"
+UNGUARDED = ("POST /invocations, POST /tokenize, POST /detokenize, POST /scale_elastic_ep, GET /metrics, GET /health, "
+             "GET /load, GET /version, /ping, GET /docs, /openapi.json")
+# (edits, key, how the policy is open, who reaches the server, how to close it), as a user reads them
+OPEN_POLICIES = [
+    ({"kubernetes": {"network_policy": False}}, "vllm-serving:kubernetes.networkPolicy",
+     "kubernetes.networkPolicy is false",
+     "every pod of the cluster (and every client that reaches a node or load balancer)",
+     "set kubernetes.networkPolicy: true and list the clients in kubernetes.allowFrom"),
+    (_cidrs("0.0.0.0/0"), "vllm-serving:kubernetes.allowFrom", "kubernetes.allowFrom admits every address (0.0.0.0/0)",
+     "anyone who reaches a node, the load balancer or a pod",
+     "narrow kubernetes.allowFrom to the clients' address blocks, e.g. - cidr: 10.20.0.0/16"),
+    ({"kubernetes": {"allow_from": (AllowFrom(namespace_selector={}),)}}, "vllm-serving:kubernetes.allowFrom",
+     "kubernetes.allowFrom admits every pod of the cluster (an empty namespaceSelector)",
+     "every pod of the cluster (any compromised workload)",
+     "name the clients' namespaces in kubernetes.allowFrom (- namespace: NAME)"),
+]
+
+
+@pytest.mark.parametrize(("edits", "key", "how", "who", "close"), OPEN_POLICIES, ids=["policy off", "0.0.0.0/0", "{}"])
+def test_an_open_policy_says_how_who_and_what_to_do_word_for_word(
+        edits: dict[str, object], key: str, how: str, who: str, close: str) -> None:
+    (unkeyed,) = [f for f in findings("a100-k8s", edits) if f.code == "network-policy-open"]
+    assert (unkeyed.key, unkeyed.message, unkeyed.fix) == (
+        key, f"{how}, and no API key is set: {who} can use the GPUs and every route of the server",
+        f"{close}; and set a key: {NEW_KEY}")
+    (keyed,) = [f for f in findings("a100-k8s", {**edits, "secrets_set": KEY}) if f.code == "network-policy-open-keyed"]
+    assert (keyed.key, keyed.message, keyed.fix) == (
+        key, f"{how}: the API key guards only paths under /v1, so {who} reaches these without it: {UNGUARDED}", close)

@@ -37,6 +37,10 @@ BOUNDARIES = [
              {"model": DEEPSEEK, "engine": {"attention_backend": "TRITON_MLA"}},
              "A100: forced FLASHMLA (9.x and 10.x) -> TRITON_MLA (an MLA backend that runs here)",
              says=("compute capability not supported",)),
+    # on a CPU target the key to change is the device (vllm/platforms/cpu.py: "MLA is not supported on CPU")
+    Boundary("model-mla-gpu-unsupported", "local", {"model": {"name": "DeepSeek-V3"}},
+             {"model": {"name": "Qwen3-0.6B"}}, "CPU target: DeepSeek-V3 (MLA) -> Qwen3-0.6B",
+             key="vllm-serving:hardware.device", says=("not on the CPU backend",)),
 ]
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.rules.boundary import Boundary, check_boundary, codes, gpu
 from vllm_serving.catalog.models import MODELS
+from vllm_serving.engine import release_registry
 from vllm_serving.findings import config_key
 
 QWEN = MODELS["Qwen3.5-27B"]
@@ -64,3 +67,15 @@ def test_the_release_list_decides_over_the_catalog_flag() -> None:
     model as refusing it (v0.19.1 lists gemma2, gemma3, gemma3_text, plamo2, glm4)."""
     marked = {"name": None, "architecture": QWEN.model_copy(update={"refuses_float16": True})}
     assert "dtype-fp16-refused" not in codes("v100", {"engine": {"dtype": "half"}, "model": marked})
+
+
+def test_a_registry_without_the_list_leaves_it_to_the_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registry whose generator found no `_FLOAT16_NOT_SUPPORTED_MODELS` (tools/vllm_release/model_facts.py
+    writes None then): the catalog's flag decides, gemma2 refused in half, the same model unmarked not."""
+    data = json.loads((release_registry._RELEASES / "v0.19.1.json").read_text(encoding="utf-8"))
+    data["models"]["float16_refused"] = None
+    unlisted = release_registry.release_from_json(data)
+    monkeypatch.setattr("vllm_serving.rules.base.release_for_tag", lambda tag: (unlisted, None))
+    unmarked = {"name": None, "architecture": FP16_SHY.model_copy(update={"refuses_float16": False})}
+    assert "dtype-fp16-refused" in codes("v100", {"engine": {"dtype": "half"}, "model": SHY})
+    assert "dtype-fp16-refused" not in codes("v100", {"engine": {"dtype": "half"}, "model": unmarked})

@@ -103,6 +103,12 @@ BOUNDARIES = [
                                                         "engine": forced("awq", dtype="bfloat16")},
              {"model": AWQ_128, "hardware": A100, "engine": forced(None, dtype="bfloat16")},
              "AWQ on A100 in bfloat16: forced awq -> unforced (awq_marlin)", says=("awq runs its kernels in float16",)),
+    # a catalog entry states no quantization_config: it counts as AutoAWQ's common checkpoint (4 bits,
+    # group 128, zero points), which awq_marlin.py is_awq_marlin_compatible converts on an A100
+    Boundary("quantization-dtype-unsupported", "v100", {"model": AWQ, "hardware": A100,
+                                                        "engine": forced("awq", dtype="bfloat16")},
+             {"model": AWQ, "hardware": A100, "engine": forced(None, dtype="bfloat16")},
+             "catalog AWQ entry in bfloat16: forced awq -> unforced (awq_marlin)", says=("awq runs its kernels",)),
     Boundary("quantization-dtype-unsupported", "v100", {"model": AWQ_256, "hardware": A100,
                                                         "engine": forced(None, dtype="bfloat16")},
              {"model": AWQ_128, "hardware": A100, "engine": forced(None, dtype="bfloat16")},

@@ -138,6 +138,15 @@ def test_an_unknown_code_is_refused_with_the_closest_codes() -> None:
     unknown = by_code(found, "waiver-code-unknown")
     assert [f.key for f in unknown] == ["vllm-serving:waivers[0].code"]
     assert unknown[0].fix.startswith("did you mean tool-parser-unknown")
+    assert unknown[0].message == "'tool-parser-unknwn' is no finding code"
+
+
+def test_an_unknown_code_with_nothing_close_says_where_the_codes_are() -> None:
+    (unknown,) = by_code(findings([{"code": "no-such-code", "reason": "r"}]), "waiver-code-unknown")
+    assert (unknown.message, unknown.fix) == (
+        "'no-such-code' is no finding code",
+        "write the code as vllm-stack check prints it, or remove vllm-serving:waivers[0] (docs/rules.md lists "
+        "every code)")
 
 
 def test_every_problem_of_the_waivers_at_once() -> None:

@@ -76,9 +76,9 @@ class VllmRelease(msgspec.Struct, frozen=True, eq=False, dict=True):
         parser allows abbreviations); for `-x`, options equal to its first two characters or
         starting with it. Exactly one result means argparse selects it; several is an error."""
         by_option = self._by_option
-        head = option.split("=", 1)[0]
-        if option in by_option or head in by_option:
-            return (option if option in by_option else head,)
+        head = option.split("=", 1)[0]  # no option string holds '=', so the whole is exact only as its head
+        if head in by_option:
+            return (head,)
         if option.startswith("--"):
             if not self.parser.allow_abbrev:
                 return ()

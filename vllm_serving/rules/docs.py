@@ -56,7 +56,7 @@ def unwaivable_table() -> str:
 
 def table_in(doc: str, start: str = START, end: str = END) -> str:
     """The text between the markers of a rules document."""
-    return doc.split(start, 1)[1].split(end, 1)[0].strip()
+    return doc.split(start, 1)[1].partition(end)[0].strip()
 
 
 def _replace(doc: str, start: str, end: str, table: str) -> str:
