@@ -254,3 +254,13 @@ def test_the_options_that_turn_off_host_key_checking_are_named_by_their_item() -
     assert unchecked_host_key(options) == [(0, "StrictHostKeyChecking=no"), (2, "UserKnownHostsFile=/dev/null"),
                                            (4, "StrictHostKeyChecking=NO")]
     assert unchecked_host_key(("-oStrictHostKeyChecking=accept-new", "-oBatchMode=yes")) == []
+
+
+def test_the_item_after_a_refused_pair_of_the_wrong_form_is_still_read() -> None:
+    assert [r.index for r in refusals(("-o", "ProxyCommand nc %h %p", "-A"))] == [0, 2]
+
+
+def test_ssh_options_beside_a_local_socket_are_checked_without_an_ssh_user_or_port() -> None:
+    assert _findings({"dockerHost": "unix:///var/run/docker.sock", "sshOpts": ["-oPort=22"]}) == {}
+    assert list(_findings({"dockerHost": "unix:///var/run/docker.sock", "sshOpts": ["-A"]})) == [
+        "vllm-serving:target.sshOpts[0]"]

@@ -108,3 +108,27 @@ def test_every_finding_of_a_stack_is_an_error() -> None:
 def test_the_settings_hold_every_section_the_stack_file_gave() -> None:
     settings = parse_stack_config(FULL)
     assert isinstance(settings, StackSettings) and settings.model.name == "Qwen3.5-27B"
+
+
+def test_only_three_parts_with_config_in_the_middle_are_the_old_form() -> None:
+    # ParseKey takes `ns:config:name` as a module member; anything longer splits at the first ':'
+    (found,) = _findings({**FULL, f"{PROJECT}:config:engine:x": 1})
+    assert (found.key, found.message) == (f"{PROJECT}:config:engine:x", "unknown config key 'config:engine:x'")
+
+
+def test_problems_past_the_cap_are_counted_whether_top_level_or_inside_sections() -> None:
+    # 52 unknown top-level keys fill the 50 findings; the 3 mistakes inside sections are counted
+    values = ({f"{PROJECT}:x{i:02d}": 1 for i in range(52)}
+              | {**FULL, f"{PROJECT}:engine": {"maxNumSeqs": "a", "maxModelLen": "b", "dtype": "c"}})
+    found = _findings(values)
+    assert len(found) == 51 and {f.code for f in found[:50]} == {"config-unknown-key"}
+    assert found[-1].message == "and 5 more problems past the first 50"
+
+
+def test_a_section_that_is_no_mapping_ends_its_fix_with_the_section_s_documentation() -> None:
+    (found,) = _findings({**FULL, f"{PROJECT}:engine": ["--enforce-eager"]})
+    assert (found.message, found.fix) == ("must be a mapping of keys, got a list",
+                                          "write it as YAML keys under engine (vLLM engine flags.)")
+    (found,) = _findings({**FULL, f"{PROJECT}:engine": None})
+    assert (found.message, found.fix) == (
+        "is empty", "write its keys indented under engine, or delete the line (vLLM engine flags.)")

@@ -195,13 +195,13 @@ def _secret_section(key: str, name: str) -> Finding:
 
 
 def _namespace_and_name(full_key: str) -> tuple[str, str]:
-    """As Pulumi's config.ParseKey reads a key: `namespace:name` split at the first ':', and the
-    old `namespace:config:name` form as `namespace:name`; a bare key has no namespace."""
+    """As Pulumi's config.ParseKey reads a key: the old `namespace:config:name` form (exactly three
+    parts) as `namespace:name`, else split at the first ':'; a bare key has no namespace."""
+    parts = full_key.split(":")
+    if len(parts) == 3 and parts[1] == "config":
+        return parts[0], parts[2]
     namespace, colon, name = full_key.partition(":")
-    if not colon:
-        return "", full_key
-    module, colon, member = name.partition(":")
-    return namespace, member if colon and module == "config" else name
+    return (namespace, name) if colon else ("", full_key)
 
 
 def parse_stack_config(
