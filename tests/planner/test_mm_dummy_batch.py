@@ -136,3 +136,17 @@ def test_one_request_profiles_as_many_images_as_its_prompt_may_hold(
                         max_num_batched_tokens=32768, max_num_seqs=1, limits={"video": 0, **(limits or {})})
     assert batch is not None
     assert (batch.encoder_budget, batch.items, batch.item.embeds) == (32768, items, 16384)
+
+
+def test_without_a_limit_a_prompt_holds_up_to_vllm_s_default_of_999_items() -> None:
+    """config/multimodal.py (v0.19.1): a modality --limit-mm-per-prompt leaves out counts 999 a prompt.
+    Gemma 3's image is 256 embeddings (from v0.13): a 512,000-token prompt would fit 2,000 and a
+    384,000-token budget 1,500, so one sequence profiles min(1,500, 1 x min(999, 2,000)) = 999."""
+    vision = MODELS["gemma-3-27b-it"].vision
+    assert vision is not None
+    batch = dummy_batch(resolve_release("0.19.1")[0], vision, max_model_len=512_000,
+                        max_num_batched_tokens=384_000, max_num_seqs=1)
+    assert batch is not None and batch.items == 999
+    limited = dummy_batch(resolve_release("0.19.1")[0], vision, max_model_len=512_000,
+                          max_num_batched_tokens=384_000, max_num_seqs=1, limits={"image": 1000})
+    assert limited is not None and limited.items == 1000

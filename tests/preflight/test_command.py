@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 
 import msgspec
 import pytest
 
+from tests.paths import DOCS
 from tests.preflight.program import run_program
 from tests.stack_builders import make_spec
 from vllm_serving.engine.flags import FLAGS
@@ -18,11 +20,13 @@ from vllm_serving.preflight.command import (
     ENTRY_POINTS_SECTION,
     PROGRAM,
     SOURCES,
+    TIMEOUT_SECONDS,
     docker_weights_source,
     flag_keys,
     preflight_command,
 )
 from vllm_serving.preflight.in_image import main as script
+from vllm_serving.preflight.in_image.engine import ENGINE_SECONDS
 from vllm_serving.preflight.in_image.vllm_calls import CANDIDATES, attention_arguments
 
 
@@ -156,3 +160,12 @@ def test_a_kubernetes_init_container_runs_every_check_but_curl() -> None:
     assert command is not None
     assert command.checks == ("runtime", "gpus", "arch", "weights", "engine", "memory")
     assert script.parse(list(command.args)).checks == list(command.checks)
+
+
+def test_the_budgets_troubleshooting_tells_of_are_the_preflight_s_own() -> None:
+    # docs/troubleshooting.md is what a user reads when the preflight times out: its figures must be
+    # the ones the deployment waits (the Docker component's create timeout) and the engine check gets
+    text = " ".join((DOCS / "troubleshooting.md").read_text().split())
+    said = re.search(r"with a (\d+) s budget .* inside the preflight's (\d+) s", text)
+    assert said is not None
+    assert (int(said.group(1)), int(said.group(2))) == (ENGINE_SECONDS, TIMEOUT_SECONDS) == (300, 600)

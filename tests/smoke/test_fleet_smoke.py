@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from tests.docker_engine.standin.server import ServerConfig, StandinServer, serv
 from tests.fleet.fleet_stacks import FLEET_FILE, IDS
 from tests.paths import PROJECT_DIR
 from tests.smoke.verb import smoke_verb
+from vllm_serving.smoke import report
 
 # Linux routes all of 127.0.0.0/8 to the loopback interface: three hosts, one port
 ADDRESSES = dict(zip(IDS, ("127.0.0.1", "127.0.0.2", "127.0.0.3"), strict=True))
@@ -128,3 +131,28 @@ def test_an_unknown_host_exits_2_naming_the_hosts(start_fleet: StartFleet, capsy
 def test_host_on_a_one_server_stack_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert smoke_verb(PROJECT_DIR, "v100", "--host", "gpu01") == 2
     assert "has no target.hosts" in capsys.readouterr().err
+
+
+def test_a_large_fleet_is_checked_eight_hosts_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each host waits on its own server, so hosts are checked at once, but not every host of a
+    large fleet: eight connections at a time (smoke/report.py MAX_PARALLEL_HOSTS)."""
+    state = {"active": 0, "peak": 0}
+    changed = threading.Condition()
+
+    def checks(base_url: str, expected: object, **_: object) -> list[object]:
+        with changed:
+            state["active"] += 1
+            state["peak"] = max(state["peak"], state["active"])
+            changed.notify_all()
+            # hold until eight run together (or give up: fewer workers then show as a lower peak)
+            changed.wait_for(lambda: state["peak"] >= 8, timeout=2)
+            state["active"] -= 1
+        return []
+
+    monkeypatch.setattr(report, "run_checks", checks)
+    monkeypatch.setattr(report, "expectations_from_spec", lambda spec: None)
+    hosts = [(f"gpu{i:02d}", f"http://127.0.0.{i + 1}:8000") for i in range(12)]
+    ok, text = report.smoke_fleet(SimpleNamespace(stack="fleet"), hosts, api_key=None, timeout=1.0,  # type: ignore[arg-type]
+                                  json_output=True)
+    assert state["peak"] == 8
+    assert ok and [h["host"] for h in json.loads(text)["hosts"]] == [h for h, _ in hosts]

@@ -220,6 +220,11 @@ def test_nccl_shows_only_across_gpus_and_the_graph_residue_only_past_the_base_te
     assert label.format(", NCCL, what graph profiling leaves") in memory_lines(
         plan(memory_terms=tuple(one), tp=2, non_torch_gib=0.5))[2]
     assert label.format("") in memory_lines(plan(memory_terms=tuple(one), non_torch_gib=0.18))[2]
+    # the planner's base and NCCL terms (planner/memory_accounting.json: 0.06 + 0.12 GiB); anything
+    # past them is what graph profiling left
+    assert label.format(", NCCL") in memory_lines(plan(memory_terms=tuple(one), tp=2, non_torch_gib=0.18))[2]
+    assert label.format(", NCCL, what graph profiling leaves") in memory_lines(
+        plan(memory_terms=tuple(one), tp=2, non_torch_gib=0.19))[2]
 
 
 def test_a_speculative_draft_is_counted_beside_the_model_and_graphs_inside_the_budget_say_nothing_more() -> None:
