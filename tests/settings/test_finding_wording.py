@@ -259,3 +259,18 @@ def test_a_fleet_host_s_public_host_is_checked_the_same_way() -> None:
     hosts = [{"dockerHost": "ssh://d@gpu01", "publicHost": "https://gpu01"}]
     f = _one("target.hosts[0].publicHost", target={"kind": "docker", "hosts": hosts})
     assert f.message == "'https://gpu01' has a scheme"
+
+
+@pytest.mark.parametrize(("docker_host", "host_id"), [
+    ("ssh://deploy@gpu01.example.com", "gpu01"),         # the first label of a DNS name
+    ("ssh://deploy@GPU02.Example.com:2222", "gpu02"),    # lower case, whatever the port
+    ("ssh://10.0.0.5", "10-0-0-5"),                      # an address whole, '-' for its dots
+    ("ssh://deploy@[fd00::7]:2222", "fd00-7"),           # IPv6: brackets off, ':' runs as one '-'
+    ("ssh://deploy@" + "a" * 50 + ".example.com", "a" * 40),  # at most 40 characters
+    ("ssh://deploy@" + "a" * 39 + "_b.example.com", "a" * 39),  # no '-' left at the cut
+    ("unix:///var/run/docker.sock", "local"),
+])
+def test_a_fleet_host_s_id_is_derived_from_its_endpoint(docker_host: str, host_id: str) -> None:
+    from vllm_serving.settings.target import derived_host_id  # noqa: PLC0415
+
+    assert derived_host_id(docker_host) == host_id
