@@ -149,6 +149,21 @@ def test_qwen2_5_vl_runs_a_gated_mlp() -> None:
     assert parse_hf_config(config, "config.json").vision_params_billion == pytest.approx(by_hand / 1e9, abs=0.001)
 
 
+def test_a_qwen2_5_vl_vision_config_without_its_activation_still_counts_the_gated_mlp() -> None:
+    """Qwen2_5_VLVisionConfig's hidden_act defaults to silu (transformers), and vLLM builds
+    Qwen2_5_VisionMLP's gate_up_proj whatever it is (qwen2_5_vl.py): three matrices a block, as
+    above; Qwen2-VL's default, quick_gelu, runs fc1 and fc2 (qwen2_vl.py VisionMlp): two."""
+    unstated = {k: v for k, v in QWEN25_VL_7B_VISION.items() if k != "hidden_act"}
+    config = _qwen2_vl(unstated) | {"architectures": ["Qwen2_5_VLForConditionalGeneration"],
+                                    "model_type": "qwen2_5_vl"}
+    three = 32 * (4 * 1280**2 + 3 * 1280 * 3420 + 4 * 1280 + 2 * 3420) + 3 * 2 * 14 * 14 * 1280 \
+        + 5120**2 + 5120 * 3584
+    assert parse_hf_config(config, "config.json").vision_params_billion == pytest.approx(three / 1e9, abs=0.001)
+    two = three - 32 * 1280 * 3420  # one 1280 x 3420 matrix less a block: 140 M fewer
+    qwen2 = _qwen2_vl(unstated) | {"model_type": "qwen2_vl"}
+    assert parse_hf_config(qwen2, "config.json").vision_params_billion == pytest.approx(two / 1e9, abs=0.001)
+
+
 def test_qwen2_vl_mlp_ratio_is_read_and_defaults_to_four() -> None:
     """Qwen2VLVisionConfig's mlp_ratio defaults to 4 (transformers); a config that states another
     ratio gets MLPs of that ratio x embed_dim."""
