@@ -227,14 +227,19 @@ def test_shards_whose_headers_add_up_to_the_bound_exactly_are_read(tmp_path: Pat
     assert found is not None and found.loaded_bytes == 3 * 8 * 8 * 2
 
 
+def _what_check_shows(tmp_path: Path, name: str, content: bytes) -> str:
+    """The finding `check` shows for a configFile whose checkpoint file `name` holds `content`."""
+    (tmp_path / "config.json").write_text(QWEN35.read_text())
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(ConfigError) as caught:
+        load_hf_config(tmp_path / "config.json", "vllm-serving:model.configFile")
+    return caught.value.findings[0].message
+
+
 @pytest.mark.parametrize("index", ["{not json", '{"metadata": {}}', "[]"])
 def test_an_index_without_a_weight_map_says_so(tmp_path: Path, index: str) -> None:
     """What `check` shows for a truncated or foreign index beside the configFile."""
-    (tmp_path / "config.json").write_text(QWEN35.read_text())
-    (tmp_path / "model.safetensors.index.json").write_text(index)
-    with pytest.raises(ConfigError) as caught:
-        load_hf_config(tmp_path / "config.json", "vllm-serving:model.configFile")
-    assert caught.value.findings[0].message.endswith(
+    assert _what_check_shows(tmp_path, "model.safetensors.index.json", index.encode()).endswith(
         "the checkpoint beside it is unreadable: model.safetensors.index.json: no weight_map")
 
 
@@ -245,3 +250,28 @@ def test_a_tensor_without_its_dtype_or_its_shape_is_refused_naming_it(tmp_path: 
     with pytest.raises(HeaderError) as refused:
         header_weights(tmp_path, 1)
     assert str(refused.value) == "tensor 'model.layers.0.w' has no dtype and shape"
+
+
+@pytest.mark.parametrize("raw", [b"", b"\x03\x00\x00"])
+def test_a_shard_shorter_than_its_length_field_is_named_in_what_check_shows(tmp_path: Path, raw: bytes) -> None:
+    """A copy cut off before the 8-byte length (an interrupted rsync): `check` names the shard and why."""
+    assert _what_check_shows(tmp_path, "model.safetensors", raw).endswith(
+        "the checkpoint beside it is unreadable: model.safetensors: shorter than a safetensors header")
+
+
+def _index_of(tmp_path: Path, shards: int) -> None:
+    names = [f"model-{i:05d}-of-{shards:05d}.safetensors" for i in range(1, shards + 1)]
+    (tmp_path / "model.safetensors.index.json").write_text(
+        json.dumps({"weight_map": {f"w{i}": name for i, name in enumerate(names)}}))
+
+
+def test_an_index_of_4096_shards_is_taken_and_one_more_refused(tmp_path: Path) -> None:
+    """4096 shards (MAX_SHARDS, written out: more than any published checkpoint's) is still a
+    checkpoint - here one whose shards are not copied yet, so None; 4097 is refused unread."""
+    _index_of(tmp_path, 4096)
+    assert header_weights(tmp_path, 1) is None
+    _index_of(tmp_path, 4097)
+    with pytest.raises(HeaderError) as refused:
+        header_weights(tmp_path, 1)
+    assert str(refused.value) == \
+        "model.safetensors.index.json: its weight_map names files outside the directory or too many"

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError, model_validator
 
 from tests.paths import FIXTURES
 from vllm_serving.catalog.config_json_errors import refused_value
@@ -99,3 +99,24 @@ def test_a_moe_config_without_an_expert_width_names_the_missing_key(config: str,
         parse_hf_config(data, "config.json")
     assert refused.value.findings[0].message == (
         "has no 'moe_intermediate_size' (looked in text_config, then the top level)")
+
+
+class _Widths(BaseModel):
+    """A check across fields whose message names none of them (the facts' own checks all name theirs)."""
+
+    hidden: int
+    heads: int
+
+    @model_validator(mode="after")
+    def _whole(self) -> _Widths:
+        if self.hidden % self.heads:
+            raise ValueError("the widths disagree")
+        return self
+
+
+def test_a_refusal_naming_no_key_still_says_what_to_correct() -> None:
+    with pytest.raises(ValidationError) as refused:
+        _Widths.model_validate({"hidden": 10, "heads": 3})
+    assert refused_value(refused.value) == (
+        "the widths disagree", "correct the values in the config.json to the model's published value "
+        "(or copy its config.json again from the model's Hugging Face repository)")

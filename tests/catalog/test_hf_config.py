@@ -92,3 +92,5 @@ def test_missing_file(tmp_path: Path) -> None:
     # no stack key: the finding's key is the path, and the message says what is wrong with it
     assert missing.value.findings[0].key == str(tmp_path / "absent.json")
     assert missing.value.findings[0].message == "no such file"
+    # `capacity --model-config PATH` takes the path as typed, not from the project directory
+    assert missing.value.findings[0].fix == "give the path of the model's config.json"

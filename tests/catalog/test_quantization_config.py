@@ -78,3 +78,11 @@ def test_a_block_stating_none_of_the_read_fields_gives_no_facts(config: str) -> 
     per-layer algorithms: nothing of bits, groups, symmetry or FP8 blocks to carry."""
     published = json.loads((CONFIGS / config).read_text(encoding="utf-8"))["quantization_config"]
     assert checkpoint_quantization(published) is None
+
+
+def test_a_group_that_is_not_an_object_is_passed_over_and_the_others_read() -> None:
+    """A hand-edited config_groups entry that is a string or a list names no scheme (compressed-tensors
+    reads each group as a QuantizationScheme object): the well-formed groups still count."""
+    groups = {"preset": "W4A16", "targets": ["Linear"], **W4A16["config_groups"]}
+    found = checkpoint_quantization(W4A16 | {"config_groups": groups})
+    assert found is not None and found.schemes == (QuantScheme(weights_type="int", weights_bits=4, group_size=128),)

@@ -134,6 +134,27 @@ def test_the_catalogs_own_spelling_in_another_case_is_taken_without_a_word(typed
     # G for GB on the catalog's own name: said back as the rewrite it is, in the user's spelling
     ("V100-32G", "'V100-32G' taken as V100-32GB (the catalog's name, spelt another way)"),
     ("a100-80g", "'a100-80g' taken as A100-80GB (the catalog's name, spelt another way)"),
+    # G for GB on another route: said as that route, not as a rewrite of the catalog's name
+    ("V100-SXM2-32G", "'V100-SXM2-32G' taken as V100-32GB (nvidia-smi's name without the vendor)"),
+    ("32g", "'32g' taken as V100-32GB (the only entry whose names include 32gb)"),
 ])
 def test_what_a_gpu_spelling_is_taken_as_is_said_in_words(typed: str, said: str) -> None:
     assert lookup_gpu(typed).note == said
+
+
+def test_g_for_gb_shared_by_several_cards_is_refused_as_ambiguous() -> None:
+    """`80g` is every 80 GB card's: refused with them as candidates, not said to be a spelling."""
+    assert lookup_gpu("80g").refusal("GPU catalog") == (
+        "'80g' could be any of A100-80GB, A100-PCIe-80GB, A800-80GB, H100-80GB in the GPU catalog: give one")
+
+
+@pytest.mark.parametrize(("typed", "closest"), [
+    ("qwen3-3b", "Qwen3-32B"),  # six catalog names within difflib's 0.6 ratio of `qwen33b`
+    ("rtx6000a", "RTX-6000-Ada"),  # four cards close to `rtx6000a` (RTX-5090 the fourth)
+    ("4000", "RTX-6000-Ada"),  # no name close: the cards holding a number close to 4000 (6000 x3, 4090)
+])
+def test_a_name_close_to_many_gets_three_suggestions_the_closest_first(typed: str, closest: str) -> None:
+    found = lookup_model(typed) if typed.startswith("qwen") else lookup_gpu(typed)
+    assert found.name is None and found.how is None
+    assert len(found.candidates) == 3 and found.candidates[0] == closest
+    assert found.refusal("catalog").endswith(f"; did you mean {', '.join(found.candidates)}?")

@@ -149,6 +149,21 @@ def test_qwen2_5_vl_runs_a_gated_mlp() -> None:
     assert parse_hf_config(config, "config.json").vision_params_billion == pytest.approx(by_hand / 1e9, abs=0.001)
 
 
+def test_a_qwen2_5_vl_vision_config_without_its_activation_still_counts_the_gated_mlp() -> None:
+    """Qwen2_5_VLVisionConfig's hidden_act defaults to silu (transformers), and vLLM builds
+    Qwen2_5_VisionMLP's gate_up_proj whatever it is (qwen2_5_vl.py): three matrices a block, as
+    above; Qwen2-VL's default, quick_gelu, runs fc1 and fc2 (qwen2_vl.py VisionMlp): two."""
+    unstated = {k: v for k, v in QWEN25_VL_7B_VISION.items() if k != "hidden_act"}
+    config = _qwen2_vl(unstated) | {"architectures": ["Qwen2_5_VLForConditionalGeneration"],
+                                    "model_type": "qwen2_5_vl"}
+    three = 32 * (4 * 1280**2 + 3 * 1280 * 3420 + 4 * 1280 + 2 * 3420) + 3 * 2 * 14 * 14 * 1280 \
+        + 5120**2 + 5120 * 3584
+    assert parse_hf_config(config, "config.json").vision_params_billion == pytest.approx(three / 1e9, abs=0.001)
+    two = three - 32 * 1280 * 3420  # one 1280 x 3420 matrix less a block: 140 M fewer
+    qwen2 = _qwen2_vl(unstated) | {"model_type": "qwen2_vl"}
+    assert parse_hf_config(qwen2, "config.json").vision_params_billion == pytest.approx(two / 1e9, abs=0.001)
+
+
 def test_qwen2_vl_mlp_ratio_is_read_and_defaults_to_four() -> None:
     """Qwen2VLVisionConfig's mlp_ratio defaults to 4 (transformers); a config that states another
     ratio gets MLPs of that ratio x embed_dim."""
@@ -237,3 +252,26 @@ def test_a_qwen3_encoder_whose_video_processor_has_no_limit_is_not_sized(tmp_pat
     (tmp_path / "preprocessor_config.json").write_text(json.dumps(QWEN35_IMAGE))
     (tmp_path / "video_preprocessor_config.json").write_text(json.dumps({"size": {"shortest_edge": 4096}}))
     assert load_hf_config(tmp_path / "config.json").vision is None
+
+
+@pytest.mark.parametrize("limit", [0, -1, 12845056.0, "12845056"])
+def test_a_pixel_limit_that_is_not_a_positive_whole_number_leaves_the_encoder_unsized(limit: object) -> None:
+    """transformers' processors take max_pixels / size.longest_edge as a whole number of pixels: a
+    zero, negative, fractional or quoted one is no limit, so the encoder is not counted
+    (as without a processor config), not sized from a guess."""
+    config = _qwen2_vl(QWEN25_VL_7B_VISION) | {"architectures": ["Qwen2_5_VLForConditionalGeneration"]}
+    for processor in ({"max_pixels": limit}, {"size": {"longest_edge": limit}}):
+        assert vision_encoder(config, {"image": processor}, "qwen2.5-vl") is None
+
+
+def test_the_width_handed_to_the_language_model_is_the_vision_configs_out_hidden_size() -> None:
+    """qwen2_5_vl.py (v0.19.1) builds the patch merger to vision_config.out_hidden_size: the language model's
+    hidden_size only stands in when the file states none."""
+    config = _qwen2_vl(QWEN25_VL_7B_VISION | {"out_hidden_size": 2048}) | {
+        "architectures": ["Qwen2_5_VLForConditionalGeneration"]}
+    vision = vision_encoder(config, {"image": QWEN2_VL_IMAGE}, "qwen2.5-vl")
+    assert vision is not None and vision.out_hidden_size == 2048
+    unstated = {k: v for k, v in QWEN25_VL_7B_VISION.items() if k != "out_hidden_size"}
+    config = _qwen2_vl(unstated) | {"architectures": ["Qwen2_5_VLForConditionalGeneration"]}
+    vision = vision_encoder(config, {"image": QWEN2_VL_IMAGE}, "qwen2.5-vl")
+    assert vision is not None and vision.out_hidden_size == 3584  # Qwen2-VL-7B's text hidden_size

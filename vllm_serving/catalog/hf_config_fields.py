@@ -8,6 +8,12 @@ from typing import Any
 
 from vllm_serving.catalog.checkpoint_config import CheckpointQuantization, QuantScheme, RopeScaling
 
+# A vision MLP with a silu activation is gated (3 matrices: Qwen2.5-VL's, qwen2_5_vl.py
+# Qwen2_5_VisionMLP gate_up_proj + down_proj, v0.19.1); the others run 2 (fc1, fc2: qwen2_vl.py, qwen3_vl.py,
+# siglip.py, clip.py). A vision_config without hidden_act has its config class's default: silu for
+# Qwen2_5_VLVisionConfig (transformers' configuration_qwen2_5_vl.py), not silu for the others.
+_VISION_ACT_DEFAULTS = {"qwen2_5_vl": "silu"}
+
 
 def encoder_width(vision: Mapping[str, Any]) -> int:
     """The vision encoder's own width: Qwen2-VL names it embed_dim and the width it hands the
@@ -26,7 +32,8 @@ def vision_params(top: Mapping[str, Any], text_hidden: int) -> float:
     depth = int(vision.get("depth") or vision["num_hidden_layers"])
     hidden = encoder_width(vision)
     inner = int(vision.get("intermediate_size") or 4 * hidden)
-    mats = 3 if str(vision.get("hidden_act", "")).startswith("silu") else 2
+    act = vision.get("hidden_act") or _VISION_ACT_DEFAULTS.get(str(top.get("model_type")))
+    mats = 3 if str(act).startswith("silu") else 2
     block = 4 * hidden * hidden + mats * hidden * inner + 4 * hidden + 2 * inner
     patch = int(vision.get("patch_size") or 14)
     embed = int(vision.get("in_channels") or 3) * int(vision.get("temporal_patch_size") or 1) * patch * patch * hidden

@@ -69,7 +69,8 @@ def estimate_params(text: Mapping[str, Any], full: int, linear: int, tied: bool)
     hidden, vocab = int(text["hidden_size"]), int(text["vocab_size"])
     heads = int(text["num_attention_heads"])
     mla = latent_attention(text)
-    head_dim = int(text.get("head_dim") or hidden // heads)
+    # llama.py, qwen3.py: `head_dim or hidden_size // total_num_heads`, a whole number of dims
+    head_dim = int(text["head_dim"]) if text.get("head_dim") else hidden // heads
     total = vocab * hidden * (1 if tied else 2) + full * _attention_params(text, head_dim, mla)
     if linear:
         kh, vh = int(text["linear_num_key_heads"]), int(text["linear_num_value_heads"])

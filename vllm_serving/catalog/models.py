@@ -234,7 +234,8 @@ class CatalogEntry(ModelArchitecture):
 
 
 def _load_catalog() -> dict[str, CatalogEntry]:
-    raw = json.loads((resources.files("vllm_serving.catalog") / "models.json").read_text(encoding="utf-8"))
+    # bytes: json.loads reads them as UTF-8 (RFC 8259) whatever the locale CI or a user runs under
+    raw = json.loads((resources.files("vllm_serving.catalog") / "models.json").read_bytes())
     return {name: CatalogEntry.model_validate(facts) for name, facts in raw["models"].items()}
 
 

@@ -99,4 +99,5 @@ def _near_number(key: str, names: Sequence[str], words: Mapping[str, frozenset[s
         for word in words.get(name, frozenset(tokens(name))):
             if word.isdigit():
                 holding.setdefault(word, []).append(name)
-    return [name for word in difflib.get_close_matches(key, list(holding), n=3, cutoff=0.6) for name in holding[word]]
+    # difflib's defaults: the 3 closest numbers within a 0.6 ratio (lookup keeps 3 names of them)
+    return [name for word in difflib.get_close_matches(key, list(holding)) for name in holding[word]]
