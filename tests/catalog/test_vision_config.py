@@ -254,10 +254,10 @@ def test_a_qwen3_encoder_whose_video_processor_has_no_limit_is_not_sized(tmp_pat
     assert load_hf_config(tmp_path / "config.json").vision is None
 
 
-@pytest.mark.parametrize("limit", [0, -1, 12845056.0, "12845056"])
+@pytest.mark.parametrize("limit", [0, -1, 12845056.0, "12845056", True])
 def test_a_pixel_limit_that_is_not_a_positive_whole_number_leaves_the_encoder_unsized(limit: object) -> None:
     """transformers' processors take max_pixels / size.longest_edge as a whole number of pixels: a
-    zero, negative, fractional or quoted one is no limit, so the encoder is not counted
+    zero, negative, fractional, quoted or boolean one is no limit, so the encoder is not counted
     (as without a processor config), not sized from a guess."""
     config = _qwen2_vl(QWEN25_VL_7B_VISION) | {"architectures": ["Qwen2_5_VLForConditionalGeneration"]}
     for processor in ({"max_pixels": limit}, {"size": {"longest_edge": limit}}):

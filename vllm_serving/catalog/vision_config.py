@@ -33,7 +33,8 @@ def _longest_edge(processor: Mapping[str, Any] | None) -> int | None:
     size = processor.get("size")
     edge = size.get("longest_edge") if isinstance(size, Mapping) else None
     value = edge or processor.get("max_pixels")
-    return int(value) if isinstance(value, int) and value > 0 else None
+    # a JSON true is a bool, which Python also calls an int: it is no pixel count
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _qwen(family: VisionFamily, vision: Mapping[str, Any], hidden: int, image: Mapping[str, Any] | None,
