@@ -392,3 +392,41 @@ def test_a_model_option_with_no_value_is_still_the_typed_key() -> None:
     assert problems("--model", before=()) == [Problem("typed-key", 0, "--model", "model.containerPath")]
     assert problems("--enforce-eager", "--model", before=()) == [
         Problem("typed-key", 1, "--model", "model.containerPath")]
+
+
+# -- what each refusal says, word for word (issue 28, engine seed 5) -------------------------------
+
+def test_a_double_dash_and_an_item_with_a_space_say_how_vllm_reads_them() -> None:
+    # CPython argparse: after '--' every argument is positional, and vLLM's only positional is the
+    # model: `unrecognized arguments: -- x`; an item is one argv entry, so a space stays inside it
+    assert _argparse_error(("--seed", "1", "--", "x")) == "unrecognized arguments: -- x"
+    assert problems("--seed", "1", "--", "x")[0] == Problem(
+        "not-a-flag", 2, "", "'--' makes vLLM read every item after it as a positional argument, and it takes none")
+    assert _argparse_error(("--max-model-len 4096",)) == "unrecognized arguments: --max-model-len 4096"
+    assert problems("--max-model-len 4096") == [Problem(
+        "not-a-flag", 0, "", "holds a space: vLLM receives it whole, as one positional argument (no shell splits "
+        "the argv), and exits ('unrecognized arguments')")]
+
+
+def test_an_unknown_flag_is_named_by_its_text_before_the_first_equals_sign() -> None:
+    # CPython argparse _parse_optional: `option_string, sep, explicit_arg = arg_string.partition('=')`,
+    # so `--x=a=b` is option --x with the value `a=b`; the value (which may hold a secret) is never shown
+    (found,) = problems("--zzqxv-wobble=" + LEAK + "=x")
+    assert (found.kind, found.flag) == ("unknown", "--zzqxv-wobble") and LEAK not in repr(found)
+
+
+def test_with_nothing_before_them_the_first_item_is_the_model() -> None:
+    # argparse gives the first positional to `model_tag`; argparse_utils.py (v0.19.1) moves the first
+    # `--model M` to the front as that positional
+    ORACLE.parse_args(["/models/m", "--enforce-eager"])  # vLLM takes it
+    assert problems("/models/m", "--enforce-eager", before=()) == []
+    assert problems("--enforce-eager", "--model", "/models/m", before=()) == []
+
+
+def test_a_bare_optimization_shorthand_as_the_last_item_is_no_flag() -> None:
+    # argparse_utils.py (v0.19.1) parse_args rewrites `-O <n>` only when a level follows
+    # (`i + 1 < len(args) and args[i + 1] in {"0", "1", "2", "3"}`); a last `-O` reaches argparse as is,
+    # where no option is -O
+    assert _argparse_error(("--enforce-eager", "-O")) == "unrecognized arguments: -O"
+    assert problems("--enforce-eager", "-O") == [
+        Problem("unknown", 1, "-O", "remove it: vLLM v0.19.1 has no such flag")]
