@@ -11,6 +11,7 @@ import argparse
 import re
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -440,3 +441,25 @@ def test_the_secret_spellings_are_exactly_the_secret_flags_option_strings(versio
     for flag in load(version).flags.values():
         for option in flag.option_strings:
             assert secret_key_in(option) == SECRET_FLAGS.get(flag.name), (version, option)
+
+
+def test_the_values_argparse_gives_a_typed_flag_are_refused_from_the_first() -> None:
+    # CPython consume_optional: an nargs="+" flag takes every positional after it, so when the typed
+    # flags end with --served-model-name the items after it are its values, the first one included
+    before = ("--model", "/models/m", "--served-model-name")
+    assert vars(ORACLE.parse_args(["/models/m", "--served-model-name", "a", "b"]))["served_model_name"] == ["a", "b"]
+    why = "vLLM reads it as one more value of --served-model-name, which model.servedName sets"
+    assert problems("a", "b", before=before) == [Problem("not-a-flag", 0, "--served-model-name", why),
+                                                 Problem("not-a-flag", 1, "--served-model-name", why)]
+
+
+def test_a_typed_flag_a_release_renamed_is_still_said_to_belong_to_a_typed_key() -> None:
+    # a release that renames a flag and keeps the old spelling as an alias (argparse: one action,
+    # several option strings) reads the typed spelling as the new name, which no key is listed under
+    renamed = msgspec.structs.replace(RELEASE.flags["--served-model-name"], name="--served-model-names",
+                                      aliases=("--served-model-name",))
+    flags = {n: f for n, f in RELEASE.flags.items() if n != "--served-model-name"} | {renamed.name: renamed}
+    release = msgspec.structs.replace(RELEASE, flags=flags)
+    assert problems("extra", before=BEFORE[:4], release=release) == [Problem(
+        "not-a-flag", 0, "--served-model-names",
+        "vLLM reads it as one more value of --served-model-names, which a typed key sets")]
