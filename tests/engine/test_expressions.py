@@ -31,6 +31,13 @@ H100 = Capability(9, 0)
     # arithmetic with an input on each side (vLLM's `total_num_attention_heads % tensor_parallel_size`)
     ("heads % tp != 0", {"heads": 40, "tp": 8}, False),
     ("heads % tp", {"heads": 40, "tp": 6}, 4),
+    # a tuple of inputs: v0.30.0 vllm/v1/attention/backends/b12x.py supports_compute_capability,
+    # `(capability.major, capability.minor) in ((12, 0), (12, 1))`, as the registry folds it
+    ("not (device_capability.major, device_capability.minor) in ((12, 0), (12, 1))",
+     {"device_capability": Capability(12, 1)}, False),
+    ("not (device_capability.major, device_capability.minor) in ((12, 0), (12, 1))", {"device_capability": H100},
+     True),
+    ("(head_size, dtype)", {"head_size": 128, "dtype": "bfloat16"}, (128, "bfloat16")),
 ])
 def test_folded_checks_evaluate_as_python_would(text: str, values: dict[str, object], expected: object) -> None:
     assert evaluate(text, values) == expected

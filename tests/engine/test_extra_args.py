@@ -11,6 +11,7 @@ import argparse
 import re
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -18,7 +19,7 @@ from pydantic import ValidationError
 
 from vllm_serving.engine.extra_args import SECRET_FLAGS, Problem, extra_args_problems, secret_key_in
 from vllm_serving.engine.flags import MODELLED_FLAGS
-from vllm_serving.engine.release_registry import VllmRelease, load
+from vllm_serving.engine.release_registry import VllmRelease, known_versions, load
 from vllm_serving.settings import EngineSettings
 from vllm_serving.settings.stack_config import section_error
 
@@ -392,3 +393,73 @@ def test_a_model_option_with_no_value_is_still_the_typed_key() -> None:
     assert problems("--model", before=()) == [Problem("typed-key", 0, "--model", "model.containerPath")]
     assert problems("--enforce-eager", "--model", before=()) == [
         Problem("typed-key", 1, "--model", "model.containerPath")]
+
+
+# -- what each refusal says, word for word (issue 28, engine seed 5) -------------------------------
+
+def test_a_double_dash_and_an_item_with_a_space_say_how_vllm_reads_them() -> None:
+    # CPython argparse: after '--' every argument is positional, and vLLM's only positional is the
+    # model: `unrecognized arguments: -- x`; an item is one argv entry, so a space stays inside it
+    assert _argparse_error(("--seed", "1", "--", "x")) == "unrecognized arguments: -- x"
+    assert problems("--seed", "1", "--", "x")[0] == Problem(
+        "not-a-flag", 2, "", "'--' makes vLLM read every item after it as a positional argument, and it takes none")
+    assert _argparse_error(("--max-model-len 4096",)) == "unrecognized arguments: --max-model-len 4096"
+    assert problems("--max-model-len 4096") == [Problem(
+        "not-a-flag", 0, "", "holds a space: vLLM receives it whole, as one positional argument (no shell splits "
+        "the argv), and exits ('unrecognized arguments')")]
+
+
+def test_an_unknown_flag_is_named_by_its_text_before_the_first_equals_sign() -> None:
+    # CPython argparse _parse_optional: `option_string, sep, explicit_arg = arg_string.partition('=')`,
+    # so `--x=a=b` is option --x with the value `a=b`; the value (which may hold a secret) is never shown
+    (found,) = problems("--zzqxv-wobble=" + LEAK + "=x")
+    assert (found.kind, found.flag) == ("unknown", "--zzqxv-wobble") and LEAK not in repr(found)
+
+
+def test_with_nothing_before_them_the_first_item_is_the_model() -> None:
+    # argparse gives the first positional to `model_tag`; argparse_utils.py (v0.19.1) moves the first
+    # `--model M` to the front as that positional
+    ORACLE.parse_args(["/models/m", "--enforce-eager"])  # vLLM takes it
+    assert problems("/models/m", "--enforce-eager", before=()) == []
+    assert problems("--enforce-eager", "--model", "/models/m", before=()) == []
+
+
+def test_a_bare_optimization_shorthand_as_the_last_item_is_no_flag() -> None:
+    # argparse_utils.py (v0.19.1) parse_args rewrites `-O <n>` only when a level follows
+    # (`i + 1 < len(args) and args[i + 1] in {"0", "1", "2", "3"}`); a last `-O` reaches argparse as is,
+    # where no option is -O
+    assert _argparse_error(("--enforce-eager", "-O")) == "unrecognized arguments: -O"
+    assert problems("--enforce-eager", "-O") == [
+        Problem("unknown", 1, "-O", "remove it: vLLM v0.19.1 has no such flag")]
+
+
+@pytest.mark.parametrize("version", known_versions())
+def test_the_secret_spellings_are_exactly_the_secret_flags_option_strings(version: str) -> None:
+    # a word inside a value or a stray item is refused by secret_key_in alone: sound only while no
+    # release has a short secret alias (argparse would take `-k`, secret_key_in not) nor an other flag
+    # spelled like a secret's prefix or extension (`--api-key-file` would be refused as a secret)
+    for flag in load(version).flags.values():
+        for option in flag.option_strings:
+            assert secret_key_in(option) == SECRET_FLAGS.get(flag.name), (version, option)
+
+
+def test_the_values_argparse_gives_a_typed_flag_are_refused_from_the_first() -> None:
+    # CPython consume_optional: an nargs="+" flag takes every positional after it, so when the typed
+    # flags end with --served-model-name the items after it are its values, the first one included
+    before = ("--model", "/models/m", "--served-model-name")
+    assert vars(ORACLE.parse_args(["/models/m", "--served-model-name", "a", "b"]))["served_model_name"] == ["a", "b"]
+    why = "vLLM reads it as one more value of --served-model-name, which model.servedName sets"
+    assert problems("a", "b", before=before) == [Problem("not-a-flag", 0, "--served-model-name", why),
+                                                 Problem("not-a-flag", 1, "--served-model-name", why)]
+
+
+def test_a_typed_flag_a_release_renamed_is_still_said_to_belong_to_a_typed_key() -> None:
+    # a release that renames a flag and keeps the old spelling as an alias (argparse: one action,
+    # several option strings) reads the typed spelling as the new name, which no key is listed under
+    renamed = msgspec.structs.replace(RELEASE.flags["--served-model-name"], name="--served-model-names",
+                                      aliases=("--served-model-name",))
+    flags = {n: f for n, f in RELEASE.flags.items() if n != "--served-model-name"} | {renamed.name: renamed}
+    release = msgspec.structs.replace(RELEASE, flags=flags)
+    assert problems("extra", before=BEFORE[:4], release=release) == [Problem(
+        "not-a-flag", 0, "--served-model-names",
+        "vLLM reads it as one more value of --served-model-names, which a typed key sets")]

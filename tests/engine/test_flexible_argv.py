@@ -47,6 +47,8 @@ def test_a_moved_model_keeps_the_item_it_came_from() -> None:
     # -O3 -> -O.level=3, a dotted key, then merged as every dotted key is: -O '{"level": 3}'
     (V0_10, ("-O3",), ["-O", "{}"]),
     (V0_10, ("--max_num_seqs", "8"), ["--max-num-seqs", "8"]),
+    # `key, value = arg.split("=", 1)`: underscores become dashes in the name only, never in the value
+    (V0_19, ("--served_model_name=my_model",), ["--served-model-name=my_model"]),
 ])
 def test_the_optimization_shorthand_and_underscores_as_the_release_rewrites_them(
         facts: object, argv: tuple[str, ...], after: list[str]) -> None:

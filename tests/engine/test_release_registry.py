@@ -491,3 +491,19 @@ def test_a_flag_written_with_its_value_matches_the_flag() -> None:
 def test_the_unknown_tag_warning_says_to_pin_a_known_release() -> None:
     _, warning = release_for_tag("nightly")
     assert warning is not None and "the newest known. Pin a known release tag, or add its registry" in warning
+
+
+# -- each named entry keeps its own name and the vLLM file it was read from ---------------------------
+
+def test_each_quantization_method_and_metric_keeps_its_name_and_source(pinned: VllmRelease) -> None:
+    # the committed JSON is the oracle: a finding names the method or metric and cites its file
+    data = json.loads((RELEASES / f"v{PINNED}.json").read_text(encoding="utf-8"))
+    methods = pinned.quantization_methods
+    assert {n: (m.name, m.source) for n, m in methods.items()} == {
+        n: (n, q["source"]) for n, q in data["quantization"]["methods"].items()}
+    assert {n: (m.name, m.source) for n, m in pinned.metrics.items()} == {
+        n: (n, m["source"]) for n, m in data["metrics"].items()}
+    # as read from vLLM v0.19.1: Fp8Config in fp8.py, the running-requests gauge in v1/metrics/loggers.py
+    assert (methods["fp8"].name, methods["fp8"].source) == ("fp8", "vllm/model_executor/layers/quantization/fp8.py")
+    running = pinned.metrics["vllm:num_requests_running"]
+    assert (running.name, running.source) == ("vllm:num_requests_running", "vllm/v1/metrics/loggers.py")

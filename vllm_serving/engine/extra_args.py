@@ -184,7 +184,7 @@ def _read(table: _Table, tokens: list[Token], problems: list[Problem], suggestio
         run = next((n for n, k in enumerate(kinds[i + 1:]) if k is not None), len(kinds) - i - 1)
         if kind is None:
             if i > 0 and tok.items and not after_secret:  # token 0 is the model, moved in front
-                problems += _stray(table, tok, previous)
+                problems += _stray(tok, previous)
             i += 1
             continue
         option, explicit = kind[0]
@@ -193,7 +193,7 @@ def _read(table: _Table, tokens: list[Token], problems: list[Problem], suggestio
                 problems += _unresolved(table, tok, kind, suggestions)
             after_secret = after_secret or secret_key_in(tok.text) is not None
             for value in tokens[i + 1: i + 1 + run]:  # its values, if any, go with it
-                problems += _secret_words(table, value)
+                problems += _secret(value)
             i += 1 + run
             continue
         flag = table.options[option]
@@ -237,9 +237,9 @@ def _judge(table: _Table, flag: ServeFlag, index: int, trouble: str | None) -> P
 
 def _unresolved(table: _Table, tok: Token, kind: Reading, suggestions: _Suggestions) -> list[Problem]:
     head = tok.text.split("=", 1)[0]
-    secret = secret_key_in(tok.text)
-    if secret is not None:
-        return [Problem("secret", n, _flag_of(secret), secret) for n in tok.items]
+    secret = _secret(tok)
+    if secret:
+        return secret
     if len(kind) > 1:
         names = sorted(str(o) for o, _ in kind)
         shown = ", ".join(names[:_MAX_CANDIDATES]) + (", ..." if len(names) > _MAX_CANDIDATES else "")
@@ -250,9 +250,9 @@ def _unresolved(table: _Table, tok: Token, kind: Reading, suggestions: _Suggesti
     return [Problem("unknown", n, head, hint) for n in tok.items]
 
 
-def _stray(table: _Table, tok: Token, previous: ServeFlag | None) -> list[Problem]:
+def _stray(tok: Token, previous: ServeFlag | None) -> list[Problem]:
     """A positional where vLLM takes none (the model is its only one)."""
-    secret = _secret_words(table, tok)
+    secret = _secret(tok)
     if secret:
         return secret
     if tok.merged:
@@ -272,15 +272,14 @@ def _stray(table: _Table, tok: Token, previous: ServeFlag | None) -> list[Proble
     return [Problem("not-a-flag", n, "", detail) for n in tok.items]
 
 
-def _secret_words(table: _Table, tok: Token) -> list[Problem]:
-    """A secret flag among the words of an item vLLM reads as a value or a stray positional."""
-    for word in tok.text.split():
-        found = table.optional(word)
-        flag = table.options.get(found[0][0] or "") if found and len(found) == 1 else None
-        secret = SECRET_FLAGS.get(flag.name) if flag is not None else secret_key_in(word)
-        if secret is not None:
-            return [Problem("secret", n, _flag_of(secret), secret) for n in tok.items]
-    return []
+def _secret(tok: Token) -> list[Problem]:
+    """The item refused as a secret when a word of it spells a secret flag, as `secret_key_in` reads it.
+
+    No release-specific reading is needed: in every release's flag table, the option strings
+    `secret_key_in` takes for a secret are exactly those of the secret flags (tests/engine pins it),
+    so argparse's reading of a word could only agree with it."""
+    secret = secret_key_in(tok.text)
+    return [] if secret is None else [Problem("secret", n, _flag_of(secret), secret) for n in tok.items]
 
 
 def _flag_of(secret_key: str) -> str:
