@@ -28,6 +28,13 @@ BOUNDARIES = [
     Boundary("image-device-mismatch", "local", {"image": {"repository": "vllm/vllm-openai"}},
              {"image": {"repository": "vllm/vllm-openai"}, **ON_GPU},
              "CUDA image: device cpu -> gpu"),
+    # a `-cpu` tag marks vLLM's CPU build too, as a mirror of it keeps the repository's name
+    # (harbor.example/vllm/vllm-openai:v0.19.1-cpu)
+    Boundary("image-device-mismatch", "local", {"image": {"repository": "vllm/vllm-openai", "tag": "v0.19.1"}},
+             {"image": {"repository": "vllm/vllm-openai", "tag": "v0.19.1-cpu"}},
+             "CPU target: tag v0.19.1 -> v0.19.1-cpu"),
+    Boundary("image-device-mismatch", "v100", {"image": {"tag": "v0.19.1-cpu"}}, {"image": {"tag": "v0.19.1"}},
+             "GPU target: tag v0.19.1-cpu -> v0.19.1", says=("vLLM's CPU build",)),
     Boundary("cpu-kv-cache-space", "local", {"engine": {"env": {}}}, {"engine": {"env": {KV_ENV: "1"}}},
              "unset -> 1 GiB", says=("unset", 'e.g. "4"')),
     Boundary("cpu-kv-cache-space", "local", {"engine": {"env": {KV_ENV: "0"}}}, {"engine": {"env": {KV_ENV: "1"}}},

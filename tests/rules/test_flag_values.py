@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.rules.boundary import Boundary, check_boundary, codes
+from tests.rules.boundary import Boundary, check_boundary, codes, findings
 from vllm_serving.findings import config_key
 
 
@@ -111,3 +111,37 @@ def test_human_readable_values_convert(value: str) -> None:
 
 def test_binary_suffix_with_decimals_is_not_a_number_vllm_reads() -> None:
     assert "extra-arg-choice" in codes("v100", extra("--kv-cache-memory-bytes", "1.5G"))
+
+
+FIX = "write a value the flag takes (vllm serve --help lists them), or remove the item"
+
+
+@pytest.mark.parametrize(("items", "kind"), [
+    (("--hf-overrides", "{max_window_layers: 4}"), "JSON"),  # arg_utils.py: --hf-overrides is json.loads
+    (("--block-size", "sixteen"), "a whole number"),
+    (("--gpu-memory-utilization", "ninety"), "a number"),
+])
+def test_a_value_the_type_cannot_read_names_the_type_word_for_word(items: tuple[str, str], kind: str) -> None:
+    (hit,) = [f for f in findings("v100", extra(*items)) if f.code == "extra-arg-choice"]
+    assert (hit.key, hit.message, hit.fix) == (
+        ITEM0, f"{items[0]} takes {kind}, which this value is not (vLLM v0.19.1): vLLM exits while parsing its "
+               "arguments", FIX)
+
+
+# v0.19.1 vllm/model_executor/model_loader/__init__.py _LOAD_FORMAT_TO_MODEL_LOADER, in sorted order
+V0_19_1_LOADERS = ("auto, bitsandbytes, dummy, fastsafetensors, gguf, hf, instanttensor, mistral, npcache, pt, "
+                   "runai_streamer, runai_streamer_sharded, safetensors, sharded_state, tensorizer")
+
+
+def test_an_unknown_load_format_lists_the_release_s_loaders_word_for_word() -> None:
+    (hit,) = [f for f in findings("v100", extra("--load-format", "safetensor")) if f.code.endswith("format-unknown")]
+    assert (hit.key, hit.message, hit.fix) == (
+        ITEM0, "vLLM v0.19.1 has no model loader for --load-format safetensor",
+        f"use one of {V0_19_1_LOADERS}, or remove the item (auto); a loader a plugin registers needs a waiver")
+
+
+def test_a_gate_vllm_does_not_compare_on_none_is_not_judged_on_none() -> None:
+    """v0.30.0 config/parallel.py ParallelConfig.__post_init__: elastic_ep_max_dp_size (default None) is
+    replaced by data_parallel_size before `elastic_ep_max_dp_size < data_parallel_size`; the registry's gate
+    keeps the comparison alone, which cannot be evaluated on None, and such a gate refuses nothing."""
+    assert "extra-arg-feature-gate" not in codes("v100", extra("--data-parallel-size", "2", tag="v0.30.0"))

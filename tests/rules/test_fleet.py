@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.rules.boundary import Boundary, check_boundary
+from tests.rules.boundary import Boundary, check_boundary, codes, findings
 from vllm_serving.settings.target import FleetHost
 
 
@@ -53,3 +53,18 @@ BOUNDARIES = [
 @pytest.mark.parametrize("case", BOUNDARIES, ids=lambda c: c.id)
 def test_boundary(case: Boundary) -> None:
     check_boundary(case)
+
+
+def test_one_endpoint_listed_twice_is_one_finding_not_two() -> None:
+    """The same dockerHost twice also repeats its id: fleet-host-repeated says it, with the entry to remove."""
+    found = codes("a100", fleet(A, host(1)))
+    assert "fleet-host-repeated" in found and "fleet-host-id-repeated" not in found
+
+
+def test_a_shared_public_host_names_network_public_host_word_for_word() -> None:
+    (hit,) = [f for f in findings("a100", {**fleet(A, B), "network": {"public_host": "vllm.example"}})
+              if f.code == "fleet-url-repeated"]
+    assert (hit.key, hit.message, hit.fix) == (
+        "vllm-serving:network.publicHost",
+        "target.hosts[1] and target.hosts[0] are both reached at http://vllm.example:8000",
+        "remove network.publicHost and give each host its own publicHost under target.hosts")

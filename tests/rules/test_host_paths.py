@@ -6,7 +6,7 @@ import pytest
 
 from tests.rules.boundary import Boundary, check_boundary, findings
 from vllm_serving.findings import config_key
-from vllm_serving.rules.host_paths import overlap, system_path
+from vllm_serving.rules.host_paths import host_path_problem, overlap, system_path
 from vllm_serving.settings.kubernetes import WeightsSettings
 
 MODEL = config_key("model", "hostPath")
@@ -167,3 +167,32 @@ def test_host_trees_a_container_must_not_get(path: str, why: str) -> None:
 @pytest.mark.parametrize("path", ["/tmp/models", "/var/lib/vllm", "/srv/models", "/data/hf", "/home/ops/models"])
 def test_a_directory_of_its_own_is_no_system_path(path: str) -> None:
     assert system_path(path, writable=True) is None
+
+
+# host_path_problem: what `vllm-stack init --weights` says of a path before it writes a stack file
+# (the same judgement as the rules above, one reason per path, the first that applies)
+@pytest.mark.parametrize(("path", "writable", "problem"), [
+    ("/data/models/../weights", False, "has a '..' segment; write it without: /data/weights"),
+    ("/data/a:b", False, "contains ':', which Docker's mount syntax splits at"),
+    ("/data/a,b", False, "contains ',', which Docker's mount syntax splits at"),
+    ("/var/run/docker.sock", False, "is a socket: a process that can connect to it controls the host"),
+    ("/etc/models", False, "would give the container the host's configuration and password hashes"),
+    ("/srv/ops/.ssh/models", False, "would give the container ssh keys and authorized_keys"),
+    ("/srv/ops/.AWS./models", False, "would give the container AWS credentials"),  # Windows sharing drops the dot
+    ("/srv/svc/.cache", False, "would give the container the Hugging Face token (.cache/huggingface/token)"),
+    ("/srv/svc/.cache/huggingface", False, "would give the container the Hugging Face token (token, stored_tokens)"),
+    ("/usr/share/models", True, "would give the container the host's installed programs"),
+    ("/usr/share/models", False, None),  # read-only weights under /usr expose nothing
+    ("/srv/svc/.cache/huggingface/hub", False, None),  # the hub's weights, beside the token
+    ("/data/models/Qwen3.5-27B", False, None),
+])
+def test_a_path_given_outside_a_stack_file_gets_the_rules_reason(path: str, writable: bool,
+                                                                 problem: str | None) -> None:
+    assert host_path_problem(path, writable) == problem
+
+
+def test_a_wildcard_segment_matches_any_one_name_and_no_more() -> None:
+    """/home/* is a user's home (the directory itself): its folders are the user's own to mount."""
+    assert system_path("/home/alice", writable=False) is not None
+    assert system_path("/home/alice/models", writable=False) is None
+    assert system_path("/mnt/d/Users/bob", writable=False) is not None  # /mnt/*/users/*: any drive

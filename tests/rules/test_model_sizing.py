@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.rules.boundary import Boundary, check_boundary, codes, gpu
+from tests.rules.boundary import Boundary, check_boundary, codes, findings, gpu
 from vllm_serving.catalog.models import MODELS
 from vllm_serving.findings import config_key
 
@@ -54,3 +54,23 @@ def test_sized_models_raise_no_sizing_finding(model: str) -> None:
     """Sliding-window and MLA models are planned, not flagged, where vLLM runs them."""
     found = codes("a100", {"model": {"name": model}, "engine": AUTO})
     assert not {code for code in found if code.startswith("model-")}, found
+
+
+def _forced(edits: dict[str, object]) -> tuple[str, str]:
+    (hit,) = [f for f in findings("a100", edits) if f.code == "model-mla-attention-backend"]
+    return hit.message, hit.fix
+
+
+def test_a_release_without_backend_checks_says_what_vllm_says() -> None:
+    """v0.11.0's registry has no validate_configuration for FLASHINFER: a non-MLA backend on MLA layers gets
+    vLLM's own reason (v0.11.2 vllm/attention/backends/abstract.py AttentionBackend.validate_configuration:
+    "MLA not supported")."""
+    assert _forced({"model": DEEPSEEK, "image": {"tag": "v0.11.0"}, "engine": {"attention_backend": "FLASHINFER"}}) == (
+        "FLASHINFER cannot run the multi-head latent attention of DeepseekV3ForCausalLM: MLA not supported",
+        "remove engine.attentionBackend: vLLM picks an MLA backend itself (TRITON_MLA)")
+
+
+def test_no_mla_backend_to_fall_back_on_is_said() -> None:
+    """No MLA backend reads an fp8_e5m2 cache: the fix cannot name the one vLLM would pick."""
+    _, fix = _forced({"model": DEEPSEEK, "engine": {"attention_backend": "FLASHINFER", "kv_cache_dtype": "fp8_e5m2"}})
+    assert fix == "remove engine.attentionBackend: vLLM picks an MLA backend itself (none on this GPU)"

@@ -93,3 +93,19 @@ def test_hidden_metrics_count_with_the_flag(monkeypatch: pytest.MonkeyPatch) -> 
     assert "metric-unknown-in-release" in {f.code for f in rules.check(spec_of(hidden))}
     shown = edit(hidden, engine={"extra_args": ("--show-hidden-metrics-for-version=0.10",)})
     assert "metric-unknown-in-release" not in {f.code for f in rules.check(spec_of(shown))}
+
+
+@pytest.mark.parametrize(("count", "where"), [
+    (3, "dashboard panel 'p1', dashboard panel 'p2', dashboard panel 'p3'"),
+    (5, "dashboard panel 'p1', dashboard panel 'p2', dashboard panel 'p3' and 2 more"),
+])
+def test_the_places_of_a_missing_metric_are_the_first_three_and_a_count(
+        monkeypatch: pytest.MonkeyPatch, count: int, where: str) -> None:
+    """Five panels of a TPOT histogram v0.10.2 lacks (v0.11.0+): three named, the other two counted."""
+    queries = [UsedQuery(f"dashboard panel 'p{n}'", "vllm:request_time_per_output_token_seconds_count")
+               for n in range(1, count + 1)]
+    monkeypatch.setattr(observability_rules, "used_queries", lambda spec: queries)
+    settings = edit(shipped_settings("v100"), image={"tag": "v0.10.2"})
+    (hit,) = [f for f in rules.check(spec_of(settings)) if f.code == "metric-unknown-in-release"]
+    assert hit.message == (f"the {where} query vllm:request_time_per_output_token_seconds_count, which vLLM v0.10.2 "
+                           "does not export: an empty panel or an alert that never fires")

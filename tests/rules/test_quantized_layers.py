@@ -78,6 +78,14 @@ BOUNDARIES = [
     Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_30_FP8, "engine": {"tensor_parallel_size": 4}},
              {"model": QWEN3_30_FP8, "image": V0_34, "engine": {"tensor_parallel_size": 4}},
              "TP 4 (192): v0.19.1 raises -> v0.34.0 refines to 64-wide scale blocks"),
+    # refine_fp8_moe_block_shape (v0.34.0 fused_moe/oracle/fp8.py) refines to gcd(block_n, block_k, share,
+    # hidden_dim): a hidden size of 2064 (16 x 129) leaves gcd 16 < 32 for the 96-wide share of TP 8
+    Boundary("fp8-block-moe-split", "a100",
+             {"model": {"name": None, "architecture": QWEN3_MOE_FP8.model_copy(update={"hidden_size": 2064})},
+              "image": V0_34, "engine": {"tensor_parallel_size": 8}},
+             {"model": {"name": None, "architecture": QWEN3_MOE_FP8.model_copy(update={"hidden_size": 2048})},
+              "image": V0_34, "engine": {"tensor_parallel_size": 8}},
+             "v0.34.0 TP 8 (96 per rank): hidden 2064 (gcd 16) -> 2048 (gcd 32, refined)", says=("96",)),
     # TP 32: o_proj 4096 -> 128 per rank (1 block); a dense MLP's down_proj 6144 -> 192 (1.5 blocks).
     Boundary("fp8-block-linear-split", "a100", moe_tp32(ONE_DENSE_LAYER), moe_tp32(QWEN3_MOE_FP8),
              "Qwen3-30B-A3B-FP8 at TP 32: one dense MLP layer (down_proj 192 per rank) -> every layer MoE",

@@ -144,7 +144,6 @@ def every_finding(values: Mapping[str, Any], build: Build) -> list[Finding]:
     if stripped == dict(values):
         return first
     stand_in_memory = bool({_section(key) for key in keys} & _CAPACITY_INPUTS)
-    seen = {(f.code, f.key) for f in first}
     try:
         later = check(build(stripped))
     except ConfigError as exc:
@@ -157,7 +156,8 @@ def every_finding(values: Mapping[str, Any], build: Build) -> list[Finding]:
                 later = check(build(_with_stand_ins(stripped, missing)))
             except ConfigError as again:
                 later = list(again.findings)
-    later = [f for f in later if not _inside(f.key, keys) and (f.code, f.key) not in seen
+    # every first-stage key is in `keys`, so a repeat of a first-stage error is inside one too
+    later = [f for f in later if not _inside(f.key, keys)
              and not (stand_in_memory and f.code in _CAPACITY_CODES) and f.code not in WAIVER_CODES]
     return by_urgency(first + later)
 

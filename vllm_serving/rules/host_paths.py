@@ -62,7 +62,7 @@ def _paths_with_container(ctx: Context) -> list[HostPath]:
 
 def _within(path: list[str], root: list[str]) -> bool:
     """`path` is `root` or inside it (folded segments; `*` in `root` matches any one segment)."""
-    return len(path) >= len(root) and all(r in ("*", p) for p, r in zip(path, root, strict=False))
+    return len(path) >= len(root) and all(r in ("*", path[i]) for i, r in enumerate(root))
 
 
 def overlap(a: str, b: str) -> bool:
@@ -108,23 +108,30 @@ def _credential_name(part: str) -> str:
     return part.rstrip(". ") or part
 
 
-def _credentials(path: str) -> SystemPath | None:
-    """A credentials directory anywhere in the path, or a directory whose children are credentials."""
+def _credentials(path: str) -> str | None:
+    """What a credentials directory anywhere in the path, or a directory whose children are
+    credentials, holds."""
     parts = segments(path)
     name = next((_credential_name(p) for p in parts if _credential_name(p) in CREDENTIAL_NAMES), None)
     if name is not None:
-        return SystemPath(path, True, False, CREDENTIAL_NAMES[name])
+        return CREDENTIAL_NAMES[name]
     tail = next((t for t in CREDENTIAL_PARENTS if tuple(parts[-len(t):]) == t), None)
-    return None if tail is None else SystemPath(path, False, False, CREDENTIAL_PARENTS[tail])
+    return None if tail is None else CREDENTIAL_PARENTS[tail]
+
+
+def _holds(path: str, writable: bool) -> str | None:
+    """What a mount of `path` would give the container: a system path's or a credentials directory's contents."""
+    system = system_path(path, writable)
+    return system.holds if system is not None else _credentials(path)
 
 
 def _system(ctx: Context) -> list[Facts] | None:
     found: list[Facts] = []
     for p in host_paths(ctx):
-        system = None if _socket(p.path) else system_path(p.path, p.writable) or _credentials(p.path)
-        if system is not None:
+        holds = None if _socket(p.path) else _holds(p.path, p.writable)
+        if holds is not None:
             mode = "writable" if p.writable else "read-only"
-            found.append({KEY: p.key, "path": p.path, "mode": mode, "holds": system.holds})
+            found.append({KEY: p.key, "path": p.path, "mode": mode, "holds": holds})
     return found or None
 
 
@@ -138,8 +145,8 @@ def host_path_problem(path: str, writable: bool) -> str | None:
         return f"contains '{char}', which Docker's mount syntax splits at"
     if _socket(path):
         return "is a socket: a process that can connect to it controls the host"
-    system = system_path(path, writable) or _credentials(path)
-    return None if system is None else f"would give the container {system.holds}"
+    holds = _holds(path, writable)
+    return None if holds is None else f"would give the container {holds}"
 
 
 def _weights_file(ctx: Context) -> list[Facts] | None:
