@@ -250,7 +250,7 @@ def test_a_public_host_is_a_host_alone(host: str, message: str, fix: str) -> Non
     assert (f.message, f.fix) == (message, fix)
 
 
-@pytest.mark.parametrize("host", ["gpu01.example.com", "10.0.0.5", "[2001:db8::1]", "[::1]"])
+@pytest.mark.parametrize("host", ["gpu01.example.com", "10.0.0.5", "[2001:db8::1]", "[::1]", "[2001:db8::1:2]"])
 def test_a_host_name_or_address_is_taken_as_written(host: str) -> None:
     assert parse_minimal(network={"publicHost": host}).network.public_host == host
 

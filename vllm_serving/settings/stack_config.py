@@ -109,7 +109,7 @@ def _field_doc(loc: tuple[str | int, ...]) -> str | None:
         return None
     parent = _model_at(loc[:-1])
     name = next((n for n, f in (parent.model_fields.items() if parent else ()) if (f.alias or n) == loc[-1]), None)
-    return attribute_docs(parent).get(name) if parent and name else None
+    return attribute_docs(parent).get(name or "") if parent else None
 
 
 def _with_doc(fix: str, doc: str | None) -> str:

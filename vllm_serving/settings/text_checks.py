@@ -107,6 +107,13 @@ def volume_name(value: str | None) -> str | None:
                       "use letters, digits, '_', '.' or '-', starting with a letter or digit")
 
 
+def _is_ipv6(value: str) -> bool:
+    try:
+        return isinstance(ipaddress.ip_address(value), ipaddress.IPv6Address)
+    except ValueError:
+        return False
+
+
 def host_name(value: str) -> str:
     """A host for a URL: a DNS name, an IPv4 address or a bracketed IPv6 address; no scheme, port
     or path, each refused with the key that holds it instead."""
@@ -119,11 +126,7 @@ def host_name(value: str) -> str:
         except ValueError as exc:
             raise fix_error(f"{value!r} is not an IPv6 address", "write it as [2001:db8::1]") from exc
         return value
-    try:
-        address: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(value)
-    except ValueError:
-        address = None
-    if isinstance(address, ipaddress.IPv6Address):
+    if _is_ipv6(value):
         raise fix_error(f"{value!r} is an IPv6 address without brackets",
                         f"write it as [{value}] so the port stays separate in the URLs")
     if re.fullmatch(r"(?:[^:\[\]]+|\[[^\]]*\]):\d+", value):  # host:port or [v6]:port; not a half-bracketed v6
