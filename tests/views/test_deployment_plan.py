@@ -177,3 +177,9 @@ def test_a_cpu_pod_is_given_no_gpu() -> None:
     placement = kubernetes_placement(spec)
     assert placement["given"] is None
     assert placement["container"]["nodeSelector"] is None
+
+
+def test_the_gpu_memory_reads_to_a_tenth_of_a_gib() -> None:
+    """H100-80GB: 81,559 MiB as nvidia-smi reports it (the catalog's figure) is 79.65 GiB, shown 79.6."""
+    gpu = deployment_plan(make_spec("a100", hardware={"gpu": "H100-80GB", "count": 10}), [])["gpu"]
+    assert gpu["memoryGib"] == 79.6

@@ -324,3 +324,9 @@ def test_a_waiver_that_sets_nothing_aside_says_check_tells_why() -> None:
     assert by_key(stack_diff(spec_of(base), spec_of(after))) == {
         ("waivers", "dtype-bf16-unsupported"):
             (None, "patched image (sets aside nothing: vllm-stack check says why)")}
+
+
+def test_a_new_registry_user_is_a_line_of_the_image() -> None:
+    base = shipped_settings("v100")
+    changes = by_key(stack_diff(spec_of(base), spec_of(edit(base, image={"username": "robot$ci"}))))
+    assert changes == {("image", "registryUser"): ("admin", "robot$ci")}
