@@ -218,6 +218,15 @@ def test_two_stacks_promoting_from_each_other_are_a_cycle_named_in_the_source(tm
         "end the chain at a stack without release.promoteFrom (the one that is verified first)")
 
 
+def test_a_cycle_is_named_in_the_order_the_stacks_promote(tmp_path: Path) -> None:
+    """c promotes from a, a from b, b from a: reading c reads a, b, then a again."""
+    path = _promoting(tmp_path, "c", "a")
+    _promoting(tmp_path, "a", "b")
+    _promoting(tmp_path, "b", "a")
+    [f] = _refused(path)
+    assert f.message == "promotion cycle: c -> a -> b -> a [in source stack b] [in source stack a]"
+
+
 def test_a_stack_promoting_from_itself_is_reported_with_its_other_reading_errors(tmp_path: Path) -> None:
     path = _promoting(tmp_path, "s", "s", "  vllm-servng:network: {}\n")
     found = {(f.code, f.key, f.message) for f in _refused(path)}
