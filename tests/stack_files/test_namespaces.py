@@ -48,3 +48,15 @@ def test_thousands_of_far_namespaces_are_filtered_before_the_distance(monkeypatc
     assert calls == []
     assert is_misspelt_project("vllm-servnig")  # boundary twin: a near one still is, through it
     assert calls == ["vllm-servnig"]
+
+
+@pytest.mark.parametrize("namespace", ["vllm-seees", "vllm-sesees"])
+def test_a_namespace_missing_more_letters_than_the_budget_never_reaches_the_distance(
+        namespace: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Near in length and in the set of letters, but without the project's second v, its r, i, n
+    and g (five letters missing, three or four in excess): each edit fixes at most two of these
+    eight or nine letter counts, so the counts alone say no; the missing letters count too."""
+    calls: list[str] = []
+    monkeypatch.setattr(namespaces, "edit_distance", lambda a, b: calls.append(a) or edit_distance(a, b))
+    assert not is_misspelt_project(namespace)
+    assert calls == []

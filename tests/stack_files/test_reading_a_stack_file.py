@@ -14,17 +14,27 @@ import yaml
 from tests.paths import PROJECT_DIR, stack_file
 from vllm_serving.findings import ConfigError, Finding
 from vllm_serving.stack_files.ciphertext import is_ciphertext
-from vllm_serving.stack_files.loader import load_spec, missing_stack_fix, redacted, stack_name
+from vllm_serving.stack_files.loader import (
+    load_spec,
+    missing_stack_fix,
+    project_defaults,
+    redacted,
+    stack_name,
+)
 from vllm_serving.stack_files.namespaces import corrected, edit_distance, namespace_findings
 from vllm_serving.stack_files.strict_yaml import YamlRefused, load
+
+
+def _refused(path: Path) -> list[Finding]:
+    with pytest.raises(ConfigError) as refused:
+        load_spec(path, project_dir=path.parent)
+    return refused.value.findings
 
 
 def _refusals(tmp_path: Path, text: str) -> list[Finding]:
     path = tmp_path / "Pulumi.t.yaml"
     path.write_text(text)
-    with pytest.raises(ConfigError) as refused:
-        load_spec(path, project_dir=tmp_path)
-    return refused.value.findings
+    return _refused(path)
 
 
 def _one(tmp_path: Path, text: str) -> Finding:
@@ -166,3 +176,100 @@ def test_project_defaults_come_from_the_project_directory_given(tmp_path: Path) 
     end = text.index("  vllm-serving:", start + 1)
     path.write_text(text[:start] + text[end:])
     assert load_spec(path, "lone", PROJECT_DIR).settings.image.tag == "v0.19.1"
+
+
+def test_a_syntax_error_at_the_end_of_the_file_names_the_line_after_the_last(tmp_path: Path) -> None:
+    """An unclosed `[` is found at the end of the stream: PyYAML's mark is the line after the last
+    (0-based 2 of a two-line file), which the tab check must not read past."""
+    f = _one(tmp_path, "config:\n  a: [1\n")
+    assert (f.code, f.message) == ("stack-file", "is not valid YAML at line 3")
+
+
+def test_a_file_that_is_not_utf_8_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_bytes(b"config:\n  a: caf\xe9\n")  # Latin-1, not UTF-8 (YAML 1.1 files are Unicode)
+    [f] = _refused(path)
+    assert (f.code, f.key, f.message, f.fix) == (
+        "stack-file", str(path), "cannot read the file (UnicodeDecodeError)",
+        "check the path and that it is a text file")
+
+
+def test_a_directory_named_like_a_stack_file_is_no_stack_file(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.t.yaml"
+    path.mkdir()
+    [f] = _refused(path)
+    assert (f.code, f.key, f.message, f.fix) == (
+        "stack-file", str(path), "is a directory, not a regular file", "name a stack YAML file")
+
+
+def _promoting(tmp_path: Path, stack: str, source: str, extra: str = "") -> Path:
+    path = tmp_path / f"Pulumi.{stack}.yaml"
+    path.write_text(f"config:\n  vllm-serving:release:\n    promoteFrom: organization/vllm-serving/{source}\n{extra}")
+    return path
+
+
+def test_two_stacks_promoting_from_each_other_are_a_cycle_named_in_the_source(tmp_path: Path) -> None:
+    """a promotes from b, b from a: reading a reads b, which would read a again."""
+    path = _promoting(tmp_path, "a", "b")
+    _promoting(tmp_path, "b", "a")
+    [f] = _refused(path)
+    assert (f.code, f.key, f.message, f.fix) == (
+        "release-cycle", "vllm-serving:release.promoteFrom", "promotion cycle: a -> b -> a [in source stack b]",
+        "end the chain at a stack without release.promoteFrom (the one that is verified first)")
+
+
+def test_a_cycle_is_named_in_the_order_the_stacks_promote(tmp_path: Path) -> None:
+    """c promotes from a, a from b, b from a: reading c reads a, b, then a again."""
+    path = _promoting(tmp_path, "c", "a")
+    _promoting(tmp_path, "a", "b")
+    _promoting(tmp_path, "b", "a")
+    [f] = _refused(path)
+    assert f.message == "promotion cycle: c -> a -> b -> a [in source stack b] [in source stack a]"
+
+
+def test_a_stack_promoting_from_itself_is_reported_with_its_other_reading_errors(tmp_path: Path) -> None:
+    path = _promoting(tmp_path, "s", "s", "  vllm-servng:network: {}\n")
+    found = {(f.code, f.key, f.message) for f in _refused(path)}
+    assert ("release-cycle", "vllm-serving:release.promoteFrom", "stack s promotes from itself") in found
+    assert {code for code, _, _ in found} == {"release-cycle", "config-namespace-misspelt"}
+
+
+def test_a_stack_file_name_that_is_no_stack_name_is_refused_naming_the_rule(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.bad name.yaml"
+    path.write_text("config:\n  a: 1\n")
+    [f] = _refused(path)
+    assert (f.code, f.key, f.message, f.fix) == (
+        "stack-name-invalid", "stack", "'bad name' is not a Pulumi stack name",
+        "name the stack with at most 100 letters, digits, '-', '_' and '.' (as Pulumi does), "
+        "in a file named Pulumi.<stack>.yaml")
+
+
+def test_the_stack_named_wins_over_the_file_name(tmp_path: Path) -> None:
+    """`vllm-stack check east --file copy.yaml` reads a copy as stack east, not as `copy`."""
+    path = tmp_path / "Pulumi.copy.yaml"
+    shutil.copy(stack_file("v100"), path)
+    assert load_spec(path, "v100-east", PROJECT_DIR).stack == "v100-east"
+
+
+@pytest.mark.parametrize(("file", "name"), [("staging.yaml", "staging"), ("Pulumi.v100.json", "Pulumi.v100")])
+def test_a_file_not_named_pulumi_stack_yaml_is_named_by_its_stem(file: str, name: str) -> None:
+    assert stack_name(Path(file)) == name
+
+
+def test_a_project_config_declaration_without_a_value_sets_no_default(tmp_path: Path) -> None:
+    """Pulumi.yaml's `config:` may declare a key (type, description) without a `value:`; only a
+    value is a default, namespaced by the project's name when the key has none."""
+    (tmp_path / "Pulumi.yaml").write_text(
+        "name: proj\nruntime: python\nconfig:\n  note:\n    type: string\n    description: a note\n"
+        "  tag:\n    value: v1\n  other:key:\n    value: 2\n")
+    assert project_defaults(tmp_path) == {"proj:tag": "v1", "other:key": 2}
+
+
+def test_a_long_message_keeps_its_first_500_characters_and_says_it_was_cut(tmp_path: Path) -> None:
+    """A project deep in the file system: the missing source's message names the directory."""
+    project = tmp_path / ("d" * 200) / ("e" * 200) / ("f" * 200)
+    project.mkdir(parents=True)
+    [f] = _refused(_promoting(project, "a", "b"))
+    whole = f"organization/vllm-serving/b: offline views read its release from Pulumi.b.yaml, which is not in {project}"
+    assert len(whole) > 500
+    assert (f.code, f.message) == ("release-source-missing", whole[:500] + "... (cut)")

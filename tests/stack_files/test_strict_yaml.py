@@ -184,3 +184,28 @@ def test_yaml_1_1_booleans_read_as_pulumi_reads_them(parser: object) -> None:
     yes or on is a boolean there too, so check sees what the program gets (the settings then say
     how to quote a `restart: no`)."""
     assert load("a: no\nb: on\nc: 'no'\nd: 30006:8000\n") == {"a": False, "b": True, "c": "no", "d": "30006:8000"}
+
+
+@pytest.mark.parametrize(("text", "code", "message", "fix"), [
+    ("config:\n  a:x: &base {k: 1}\n", "stack-file-alias", "defines the YAML anchor &base (line 2)",
+     "write each value out in full: stack files take no anchors (&) or aliases (*)"),
+    ("config:\n  a:x:\n    <<: 1\n", "stack-file-alias", "uses a YAML merge key `<<` (line 3)",
+     "write the keys out in full: stack files take no merge keys"),
+    ("config:\n  a:x: !mine {k: 1}\n", "stack-file", "uses the YAML tag '!mine' (line 2)",
+     "remove the tag: stack files hold plain mappings, lists and values"),
+])
+def test_a_refusal_names_what_the_user_wrote_and_its_line(parser: object, text: str, code: str, message: str,
+                                                          fix: str) -> None:
+    """The anchor's name, the tag as written, the line counted by hand: what to look for in the file."""
+    refused = _refusal(text)
+    assert (refused.code, refused.message, refused.fix) == (code, message, fix)
+
+
+def test_a_file_one_byte_over_the_cap_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.cap.yaml"
+    head = "config:\n  a:b: 1\n"
+    path.write_text(head + "#" * (MAX_FILE_BYTES + 1 - len(head)), encoding="utf-8")
+    with pytest.raises(YamlRefused) as refused:
+        strict_yaml.load_file(path)
+    assert (refused.value.code, refused.value.message, refused.value.fix) == (
+        "stack-file-too-large", "is larger than 256 KiB", "a stack file holds settings only; keep it under 256 KiB")

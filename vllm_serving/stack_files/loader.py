@@ -214,7 +214,7 @@ def load_settings(stack_file: StackFile) -> StackSettings:
 
 def load_spec(
     path: Path, stack: str | None = None, project_dir: Path | None = None,
-    _promoting: frozenset[str] = frozenset(),
+    _promoting: tuple[str, ...] = (),
 ) -> ServingSpec:
     """Read, validate and resolve one stack file: what every offline command starts from.
 
@@ -247,7 +247,7 @@ def _read_errors(stack_file: StackFile, name: str) -> list[Finding]:
 
 
 def _read_and_resolve(
-    path: Path, stack: str | None, project_dir: Path | None, promoting: frozenset[str],
+    path: Path, stack: str | None, project_dir: Path | None, promoting: tuple[str, ...],
 ) -> ServingSpec:
     stack_file = read_stack_file(path, project_dir)
     name = stack or stack_file.stack
@@ -257,18 +257,19 @@ def _read_and_resolve(
     directory = project_dir or path.parent
     if source is None:
         return resolve(load_settings(stack_file), name, project_dir=directory)
-    release = _local_release(directory, source, promoting | {name})
+    release = _local_release(directory, source, (*promoting, name))
     promotion = Promotion(source, name, release, deployed=False)
     return promoted_spec(stack_file.values, stack_file.secret_keys, promotion, project_defaults(directory),
                          directory)
 
 
-def _local_release(directory: Path, source: str, promoting: frozenset[str]) -> dict[str, Any]:
+def _local_release(directory: Path, source: str, promoting: tuple[str, ...]) -> dict[str, Any]:
+    """The release `source` would export; `promoting` is the chain read so far, in order."""
     stack = bare_stack(source)
     if stack in promoting:
         raise ConfigError([Finding(
             "release-cycle", Severity.ERROR, PROMOTE_KEY,
-            f"promotion cycle: {' -> '.join(sorted(promoting))} -> {stack}",
+            f"promotion cycle: {' -> '.join(promoting)} -> {stack}",
             "end the chain at a stack without release.promoteFrom (the one that is verified first)")])
     path = stack_path(directory, stack)
     if not path.exists():
