@@ -507,3 +507,14 @@ def test_each_quantization_method_and_metric_keeps_its_name_and_source(pinned: V
     assert (methods["fp8"].name, methods["fp8"].source) == ("fp8", "vllm/model_executor/layers/quantization/fp8.py")
     running = pinned.metrics["vllm:num_requests_running"]
     assert (running.name, running.source) == ("vllm:num_requests_running", "vllm/v1/metrics/loggers.py")
+
+
+def test_an_unknown_tag_s_warning_lists_the_releases_with_data_word_for_word() -> None:
+    # the releases whose registry ships in vllm_serving/engine/releases/, oldest first
+    shipped = sorted((p.stem for p in RELEASES.glob("v*.json")),
+                     key=lambda v: tuple(int(x) for x in v[1:].split(".")))
+    _, warning = release_for_tag("v9.9.9")
+    assert warning == (f"image tag 'v9.9.9' names no vLLM release this project has data for (known: "
+                       f"{', '.join(shipped)}); checking against {shipped[-1]}, the newest known. Pin a known "
+                       "release tag, or add its registry with tools/vllm_release/generate.py")
+    assert shipped[:2] == ["v0.10.2", "v0.11.0"] and "v0.19.1" in shipped
