@@ -235,3 +235,25 @@ def test_render_and_plan_show_it_offline(tmp_path: Any, capsys: pytest.CaptureFi
     text = capsys.readouterr().out
     assert "8 x nvidia.com/gpu per pod" in text and "Scale out" in text
     assert "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet" in text
+
+
+def test_a_changed_api_key_rolls_the_group_through_its_leader_s_checksum() -> None:
+    """A Secret's new value reaches a running pod only when the pod is replaced: the leader's template
+    carries the credentials' checksum, so a rotated key rolls the group, as it rolls a Deployment."""
+    def checksum(key: str) -> str | None:
+        lws = render_objects(two_node_spec(secrets=("apiKey",)), {"apiKey": key}).leader_worker_set or {}
+        template = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
+        return template["metadata"]["annotations"].get("vllm-serving/credentials-checksum")
+
+    first, second = checksum("key-one"), checksum("key-two")
+    assert first is not None and second is not None and first != second
+    assert "key-one" not in first
+
+
+def test_every_container_pulls_its_image_only_when_the_node_lacks_it() -> None:
+    # Kubernetes takes Always, IfNotPresent or Never, case-sensitive; a tag-pinned release is pulled
+    # once per node (core/v1 Container.imagePullPolicy)
+    one = render_objects(make_spec()).deployment or {}
+    leader, worker = _pods(_lws())
+    pods = [one["spec"]["template"], leader, worker]
+    assert {c["imagePullPolicy"] for pod in pods for c in pod["spec"]["containers"]} == {"IfNotPresent"}
