@@ -10,9 +10,10 @@ import pytest
 from msgspec.structs import replace
 
 from tests.smoke.conftest import KEY, MAX_MODEL_LEN, SERVED, StartServer
+from tests.stack_builders import make_spec
 from vllm_serving.smoke import checks
 from vllm_serving.smoke.checks import CHECKS, NOT_RUN, CheckResult, run_checks
-from vllm_serving.smoke.expectations import Expectations, PlannedKv
+from vllm_serving.smoke.expectations import Expectations, PlannedKv, expectations_from_spec
 
 # the plan of a stack like the stand-in's: 4,000 blocks of 16 tokens, 512 blocks a full request
 PLANNED = PlannedKv(num_gpu_blocks=4000, block_size=16, blocks_per_request=MAX_MODEL_LEN // 16,
@@ -280,3 +281,16 @@ def test_from_v0_26_vllms_own_concurrency_label_is_taken() -> None:
     results = _by_name(run_checks("http://127.0.0.1:9/v1", EXPECTED, api_key=None, timeout=5,
                                   transport=httpx.MockTransport(v026)))
     assert results["kv-cache"].detail.startswith("1,300 blocks x 400 (plan: block 16) = 26,624 tokens, 3.25 requests")
+
+
+@pytest.mark.parametrize(("engine", "tool_calling"), [
+    ({"toolCallParser": "qwen3_coder", "enableAutoToolChoice": True}, True),
+    # vLLM answers tool_choice "auto" only with --enable-auto-tool-choice and a parser
+    # (entrypoints/openai/chat_completion/serving.py, v0.19.1: `not self.enable_auto_tools or not
+    # self.tool_parser`): a parser alone is not checked as tool calling
+    ({"toolCallParser": "qwen3_coder", "enableAutoToolChoice": False}, False),
+    ({"enableAutoToolChoice": False}, False),
+])
+def test_tool_calling_is_checked_only_where_vllm_calls_tools_on_its_own(engine: dict[str, object],
+                                                                        tool_calling: bool) -> None:
+    assert expectations_from_spec(make_spec("v100", engine=engine)).tool_calling is tool_calling
