@@ -252,8 +252,12 @@ def parse_stack_config(
         overflow += max(0, len(errors) - room)
         findings += [f for f in map(_finding_from, errors[:room])
                      if f.key not in unreadable or f.code != "config-missing"]
-    if overflow:
-        findings.append(_too_many(overflow))
-    if findings:
-        raise ConfigError(findings)
-    return settings  # bound: a failed validation always left a finding (or counted one)
+        raise _refusal(findings, overflow) from None
+    if findings or overflow:
+        raise _refusal(findings, overflow)
+    return settings
+
+
+def _refusal(findings: list[Finding], overflow: int) -> ConfigError:
+    """The findings worked out, and those past the cap counted in one."""
+    return ConfigError([*findings, _too_many(overflow)] if overflow else findings)
