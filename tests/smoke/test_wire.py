@@ -111,7 +111,10 @@ def test_several_engines_are_judged_by_the_least_and_one_engine_says_nothing_of_
     assert one.endswith("drift +2.4%")
     two = kv_cache_detail(INFO.format(engine="0", blocks=4096) + INFO.format(engine="1", blocks=3584), PLANNED)
     assert two.startswith("3,584 blocks x 16 = 57,344 tokens, 7.00 requests of 8,192 at once")
-    assert two.endswith("drift -10.4%, least of 2 engines")
+    assert two.endswith("drift -10.4%, engine 1 the least of 2")
+    # whichever engine's label set comes first, the line names the one that holds least
+    swapped = kv_cache_detail(INFO.format(engine="1", blocks=4096) + INFO.format(engine="0", blocks=3584), PLANNED)
+    assert swapped.endswith("drift -10.4%, engine 0 the least of 2")
 
 
 def test_cache_figures_without_labels_say_none_came() -> None:

@@ -4,7 +4,8 @@ vLLM exports its CacheConfig as an info gauge whose labels are every field as a 
 (`v1/metrics/loggers.py` `PrometheusStatLogger.log_metrics_info`, `config/cache.py`
 `CacheConfig.metrics_info`, every release from v0.10): `num_gpu_blocks` and `block_size` from
 v0.10, and from v0.26 vLLM's own `kv_cache_size_tokens` and `kv_cache_max_concurrency`
-(`v1/core/kv_cache_utils.py` `update_kv_cache_capacity`). One label set per engine (`engine`).
+(`v1/core/kv_cache_utils.py` `update_kv_cache_capacity`). One label set per engine, its index in `engine`
+(`log_metrics_info`); with several (data parallel) the line names the one that holds least.
 Concurrency is vLLM's label where exported, else the blocks over what one max-model-len request
 holds (`get_max_concurrency_for_kv_cache_config`, the plan's `blocks_per_request`).
 """
@@ -64,7 +65,8 @@ def kv_cache_detail(metrics_text: str, planned: PlannedKv) -> str:
     line = (f"{least.num_gpu_blocks:,} blocks x {least.block_size}{block_note} = {least.tokens:,} tokens, "
             f"{least.concurrency:.2f} requests of {planned.max_model_len:,} at once; plan {planned.num_gpu_blocks:,} "
             f"blocks, {planned.max_concurrency:.2f} (at worst {planned.pessimistic_max_concurrency:.2f}): "
-            f"drift {drift:+.1%}" + (f", least of {len(engines)} engines" if len(engines) > 1 else ""))
+            f"drift {drift:+.1%}" + (f", engine {least.engine or '?'} the least of {len(engines)}" if len(engines) > 1
+                                     else ""))
     if planned.min_concurrency is not None and least.concurrency < planned.min_concurrency:
         raise CheckFailed(f"{line}; fewer than capacity.minConcurrency {planned.min_concurrency:g}")
     return line
