@@ -66,6 +66,7 @@ def test_a_server_that_takes_the_connection_and_never_answers_is_found_out_quick
     assert time.monotonic() - started < 10 and not ok
     [(_, text)] = lines
     doc = json.loads(text)
+    assert doc["stack"] == "v100" and doc["baseUrl"] == url
     assert doc["logsCommand"] == "docker logs --tail 200 vllm-qwen35-27b"
     assert {c["name"]: c["status"] for c in doc["checks"]}["models"] == "skip"
 
