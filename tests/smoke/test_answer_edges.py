@@ -17,7 +17,7 @@ import pytest
 from tests.smoke.conftest import MAX_MODEL_LEN, StartServer
 from tests.smoke.test_checks import EXPECTED, PLANNED
 from vllm_serving.smoke.checks import THINKING_PROMPT, CheckResult, run_checks
-from vllm_serving.smoke.kv_cache_check import kv_cache_detail
+from vllm_serving.smoke.kv_cache_check import cache_config_labels, kv_cache_detail
 from vllm_serving.smoke.probe import MAX_BODY_BYTES, CheckFailed, Probe, origin_of
 
 Handler = Callable[[httpx.Request], httpx.Response]
@@ -94,11 +94,17 @@ def test_an_empty_body_where_json_was_due_says_so() -> None:
     assert _results(models)["models"].detail == "/v1/models answered 200 with malformed JSON: (empty body)"
 
 
-def test_a_chat_answer_without_choices_names_the_endpoint_and_the_part() -> None:
+@pytest.mark.parametrize(("answer", "missing"), [
+    ({"object": "chat.completion"}, "choices"),
+    ({"object": "chat.completion", "choices": []}, "choices[0]"),  # a server that generated nothing
+    ({"choices": [{"index": 0}]}, "choices[0].message"),
+])
+def test_a_chat_answer_without_its_message_names_the_endpoint_and_the_part(answer: dict[str, Any],
+                                                                           missing: str) -> None:
     def server(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={"object": "chat.completion"})
+        return httpx.Response(200, json=answer)
 
-    assert _results(server)["chat"].detail == "/v1/chat/completions: the answer has no choices"
+    assert _results(server)["chat"].detail == f"/v1/chat/completions: the answer has no {missing}"
 
 
 def test_a_check_tripped_by_an_odd_answer_says_what_tripped_it() -> None:
@@ -119,3 +125,16 @@ def test_cache_figures_without_blocks_list_the_labels_that_came() -> None:
         kv_cache_detail('vllm:cache_config_info{engine="0",block_size="16",cache_dtype="auto"} 1.0\n', PLANNED)
     assert str(failed.value) == ("vllm:cache_config_info has no num_gpu_blocks and block_size "
                                  "(labels: block_size, cache_dtype, engine)")
+
+
+def test_label_values_are_read_as_prometheus_escapes_them() -> None:
+    # the text format escapes a label value's backslash and double quote (and newline) with a backslash
+    line = r'vllm:cache_config_info{engine="0",path="C:\\m \"q\"",num_gpu_blocks="7"} 1.0'
+    assert cache_config_labels(line + "\n") == [{"engine": "0", "path": 'C:\\m "q"', "num_gpu_blocks": "7"}]
+
+
+def test_several_engines_without_their_label_still_get_their_row() -> None:
+    # vLLM always labels the engine (log_metrics_info); a proxy that drops it must not crash the row
+    info = 'vllm:cache_config_info{{block_size="16",num_gpu_blocks="{blocks}"}} 1.0\n'
+    detail = kv_cache_detail(info.format(blocks=4096) + info.format(blocks=3584), PLANNED)
+    assert detail.endswith("drift -10.4%, engine ? the least of 2")

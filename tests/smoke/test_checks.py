@@ -82,6 +82,9 @@ def test_without_the_key_in_the_environment_the_v1_checks_say_which_variable_to_
     failed = _failed(run_checks(url, replace(EXPECTED, api_key=True), api_key=None, timeout=5))
     assert set(failed) == {"models", "chat", "reasoning", "tool-call", "api-key"}
     assert all("VLLM_SERVING_SECRET_APIKEY" in detail for detail in failed.values())
+    # no key was sent: the server wants one, nothing was refused
+    assert failed["models"] == ("/v1/models answered 401 Unauthorized: the server wants an API key: "
+                                "set VLLM_SERVING_SECRET_APIKEY")
 
 
 def test_a_wrong_key_is_reported_as_refused_and_never_shown(start_server: StartServer) -> None:

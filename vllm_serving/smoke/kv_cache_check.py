@@ -49,7 +49,7 @@ def measured(labels: dict[str, str], planned: PlannedKv) -> MeasuredKv:
     tokens = int(labels.get("kv_cache_size_tokens") or 0) or blocks * block
     own = labels.get("kv_cache_max_concurrency")
     concurrency = float(own) if own not in (None, "", "None") else blocks / max(1, planned.blocks_per_request)
-    return MeasuredKv(labels.get("engine", ""), blocks, block, tokens, concurrency)
+    return MeasuredKv(labels.get("engine", "?"), blocks, block, tokens, concurrency)
 
 
 def kv_cache_detail(metrics_text: str, planned: PlannedKv) -> str:
@@ -65,7 +65,7 @@ def kv_cache_detail(metrics_text: str, planned: PlannedKv) -> str:
     line = (f"{least.num_gpu_blocks:,} blocks x {least.block_size}{block_note} = {least.tokens:,} tokens, "
             f"{least.concurrency:.2f} requests of {planned.max_model_len:,} at once; plan {planned.num_gpu_blocks:,} "
             f"blocks, {planned.max_concurrency:.2f} (at worst {planned.pessimistic_max_concurrency:.2f}): "
-            f"drift {drift:+.1%}" + (f", engine {least.engine or '?'} the least of {len(engines)}" if len(engines) > 1
+            f"drift {drift:+.1%}" + (f", engine {least.engine} the least of {len(engines)}" if len(engines) > 1
                                      else ""))
     if planned.min_concurrency is not None and least.concurrency < planned.min_concurrency:
         raise CheckFailed(f"{line}; fewer than capacity.minConcurrency {planned.min_concurrency:g}")

@@ -78,7 +78,7 @@ def dig(value: Any, *keys: str | int, where: str) -> Any:
     for key in keys:
         walked += f"[{key}]" if isinstance(key, int) else (f".{key}" if walked else key)
         if isinstance(key, int):
-            ok = isinstance(value, list) and -len(value) <= key < len(value)
+            ok = isinstance(value, list) and key < len(value)  # indexes read here are 0 and up
         else:
             ok = isinstance(value, dict) and key in value
         if not ok:
