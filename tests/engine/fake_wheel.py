@@ -62,6 +62,14 @@ SOURCES = {
             parser = FrontendArgs.add_cli_args(parser)
             parser = AsyncEngineArgs.add_cli_args(parser)
             return parser
+
+        def validate_parsed_serve_args(args):
+            if hasattr(args, "subparser") and args.subparser != "serve":
+                return  # never taken under `vllm serve`
+            if args.port == 8001:
+                return  # taken by a flag's value: what follows holds only when it is not
+            if getattr(args, "uvicorn_log_level", "info") == "debug" and args.port < 1024:
+                raise TypeError("Error: debug logging needs an unprivileged port")
     ''',
     "vllm/config/utils.py": '''
         def config(cls):

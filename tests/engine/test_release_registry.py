@@ -383,8 +383,14 @@ def test_generator_reads_value_checks_and_gates(tmp_path: Path) -> None:
                                                        "list": False}
     assert values["VLLM_MLA_DISABLE"] == {"type": "int"}
     assert "VLLM_PP_LAYER_PARTITION" in data["env_vars"]["model_checks"]
-    (gate,) = data["gates"]["gates"]
+    # none from __post_init__: its test reads a value it wrote itself (fake_wheel_facts.py), which no flag decides
+    gate, serve = sorted(data["gates"]["gates"], key=lambda g: g["source"].startswith("vllm/entrypoints"))
     assert gate["when"] == "max_num_partial_prefills != 1" and gate["exception"] == "NotImplementedError"
+    # validate_parsed_serve_args (fake_wheel.py): the subcommand is serve, getattr reads the flag, and an
+    # early return a flag decides becomes a term of every later gate
+    assert serve["when"] == "not port == 8001 and (uvicorn_log_level == 'debug' and port < 1024)"
+    assert serve["flags"] == {"port": "--port", "uvicorn_log_level": "--uvicorn-log-level"}
+    assert serve["defaults"] == {"port": 8000, "uvicorn_log_level": "info"}
     assert gate["defaults"] == {"max_num_partial_prefills": 1}
     assert data["gates"]["performance_mode"] == {"throughput": {"max_num_batched_tokens": 2}}
     quant = data["quantization"]

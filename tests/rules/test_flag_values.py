@@ -145,3 +145,48 @@ def test_a_gate_vllm_does_not_compare_on_none_is_not_judged_on_none() -> None:
     replaced by data_parallel_size before `elastic_ep_max_dp_size < data_parallel_size`; the registry's gate
     keeps the comparison alone, which cannot be evaluated on None, and such a gate refuses nothing."""
     assert "extra-arg-feature-gate" not in codes("v100", extra("--data-parallel-size", "2", tag="v0.30.0"))
+
+
+@pytest.mark.parametrize("tag", ["v0.30.0", "v0.34.0"])
+def test_a_flag_vllm_replaces_before_its_test_is_not_judged_on_the_stack_s_value(tag: str) -> None:
+    """v0.30.0-v0.34.0 config/parallel.py ParallelConfig.__post_init__ sets elastic_ep_max_dp_size to
+    data_parallel_size unless --enable-elastic-ep is on, and only then compares the two: vLLM starts
+    with --elastic-ep-max-dp-size 1 and data parallel size 2, so nothing may refuse it."""
+    stack = extra("--data-parallel-size", "2", "--elastic-ep-max-dp-size", "1", tag=tag)
+    assert "extra-arg-feature-gate" not in codes("v100", stack)
+
+
+def _gate_messages(stack: str, edits: dict[str, object]) -> list[str]:
+    return [f.message for f in findings(stack, edits) if f.code == "extra-arg-feature-gate"]
+
+
+def test_a_gate_on_a_config_field_is_judged_through_the_flag_that_sets_it() -> None:
+    """v0.30.0 config/mamba.py MambaConfig.validate_ssu_algorithm: `backend` is the field
+    `--mamba-backend` sets; the check returns early when no SSU algorithm is chosen."""
+    assert _gate_messages("a100", extra("--mamba-backend", "triton", tag="v0.30.0")) == []
+    [message] = _gate_messages("a100", extra("--mamba-ssu-algorithm", "simple", "--mamba-backend", "triton",
+                                             tag="v0.30.0"))
+    assert "Mamba SSU algorithm selection is only supported with the FlashInfer backend" in message
+    assert _gate_messages("a100", extra("--mamba-ssu-algorithm", "simple", "--mamba-backend", "flashinfer",
+                                        tag="v0.30.0")) == []
+
+
+def test_a_config_field_left_unset_gets_the_default_its_flag_passes() -> None:
+    """v0.10.2 engine/arg_utils.py passes DecodingConfig(backend=self.guided_decoding_backend), "auto"
+    unless set, and DecodingConfig.__post_init__ refuses disable_any_whitespace for any backend but
+    xgrammar and guidance."""
+    [message] = _gate_messages("a100", extra("--guided-decoding-disable-any-whitespace", tag="v0.10.2"))
+    assert message == ("vLLM v0.10.2 refuses --guided-decoding-backend, --guided-decoding-disable-any-whitespace as "
+                       "set here (ValueError): disable_any_whitespace is only supported for xgrammar and guidance "
+                       "backends.")
+    assert _gate_messages("a100", extra("--guided-decoding-disable-any-whitespace", "--guided-decoding-backend",
+                                        "xgrammar", tag="v0.10.2")) == []
+
+
+@pytest.mark.parametrize("tag", ["v0.19.1", "v0.30.0", "v0.34.0"])
+def test_the_serve_commands_own_checks_are_read_in_every_release(tag: str) -> None:
+    """validate_parsed_serve_args (entrypoints/openai/, launchers/ in v0.29-v0.32, then common/
+    cli_args.py) returns early for another subcommand than serve; under `vllm serve` its checks apply."""
+    [message] = _gate_messages("a100", extra("--enable-log-outputs", tag=tag))
+    assert message == (f"vLLM {tag} refuses --enable-log-outputs, --enable-log-requests as set here (TypeError): "
+                       "Error: --enable-log-outputs requires --enable-log-requests")

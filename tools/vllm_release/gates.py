@@ -28,6 +28,7 @@ ENGINE_ARGS_METHODS = ("_check_feature_supported", "__post_init__")
 # Functions checking the parsed namespace (`args.X`) before the engine is built: "Quick checks for
 # model serve args that raise prior to loading" (TypeError), and the serve command's own.
 ARGS_CHECKS = (("vllm/entrypoints/openai/cli_args.py", None, "validate_parsed_serve_args"),
+               ("vllm/entrypoints/launchers/cli_args.py", None, "validate_parsed_serve_args"),  # v0.29-v0.32
                ("vllm/entrypoints/common/cli_args.py", None, "validate_parsed_serve_args"),
                ("vllm/entrypoints/cli/serve.py", "ServeSubcommand", "cmd"))
 VALIDATOR_PREFIXES = ("__post_init__", "_validate", "_verify", "validate", "verify")
@@ -35,6 +36,9 @@ ALLOWED = (ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.Comp
            ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Is, ast.IsNot, ast.Name, ast.Load,
            ast.Constant, ast.Tuple, ast.List, ast.BinOp, ast.Mod, ast.Mult, ast.Add, ast.Sub)
 UNSUPPORTED_CALL = "_raise_unsupported_error"
+SERVE_NAMESPACE = {"subparser": "serve"}
+"""What the parsed namespace holds for `vllm serve` beyond its flags: `validate_parsed_serve_args`
+returns early for another subcommand (`if hasattr(args, "subparser") and args.subparser != "serve"`)."""
 DEFAULTS_FROM = (("vllm/entrypoints/openai/cli_args.py", "FrontendArgs"),
                  ("vllm/entrypoints/common/cli_args.py", "FrontendArgs"),
                  (ARG_UTILS, "AsyncEngineArgs"))
@@ -70,7 +74,10 @@ def extract_gates(tree: SourceTree, flags: dict[str, Any], problems: list[str]) 
         if found is not None and isinstance(found.node, ast.ClassDef):
             defaults.update(_engine_defaults(folder, found))
     for gate in gates:  # static defaults only: a flag missing here has none (its value is unknown unset)
-        gate["defaults"] = {dest: defaults[dest] for dest in gate["flags"] if dest in defaults}
+        # a config field gets what EngineArgs passes it: the default of the flag's dest, not of a field of
+        # that name (v0.10.2 DecodingConfig.backend <- EngineArgs.guided_decoding_backend)
+        dests = {key: flags[name].get("dest") for key, name in gate["flags"].items()}
+        gate["defaults"] = {key: defaults[dest] for key, dest in dests.items() if dest in defaults}
     unique = {(g["when"], g["source"]): g for g in gates}
     return {"gates": sorted(unique.values(), key=lambda g: (g["source"], g["when"])),
             "performance_mode": _performance_mode(tree, problems)}
@@ -97,18 +104,48 @@ def _class_gates(folder: Folder, cls: Symbol, methods: list[str], flag_of: Any) 
 
 
 def _walk(folder: Folder, cls: Symbol, body: list[ast.stmt], path: list[ast.expr], found: list[dict[str, Any]],
-          source: str, flag_of: Any, receiver: str = "self") -> None:
+          source: str, flag_of: Any, receiver: str = "self", assigned: set[str] | None = None) -> None:
+    """`assigned`: the receiver's fields the function has written before this point (in any branch);
+    a test reading one compares the function's own value, not the flag's, so it is no gate."""
+    assigned = set() if assigned is None else assigned
     for stmt in body:
         if isinstance(stmt, ast.If):
-            _walk(folder, cls, stmt.body, [*path, stmt.test], found, source, flag_of, receiver)
+            before = set(assigned)
+            _walk(folder, cls, stmt.body, [*path, stmt.test], found, source, flag_of, receiver, assigned)
             _walk(folder, cls, stmt.orelse, [*path, ast.UnaryOp(ast.Not(), stmt.test)], found, source, flag_of,
-                  receiver)
+                  receiver, before)
+            assigned |= before
+            # `if X: return` - what follows runs only when X is false (v0.30 MambaConfig.validate_ssu_algorithm
+            # returns when no algorithm is set). An `if X: raise` needs no such term: leaving it out only
+            # lets a later gate refuse what vLLM refuses anyway.
+            if _returns(stmt.body):
+                path = [*path, ast.UnaryOp(ast.Not(), stmt.test)]
+            if _returns(stmt.orelse):
+                path = [*path, stmt.test]
         elif isinstance(stmt, ast.For | ast.While | ast.With | ast.Try):
             return  # a loop or handler changes what the condition means: stop reading this path
         elif path and (_raised(stmt) is not None):
-            gate = _gate(folder, cls, path, stmt, source, flag_of, receiver)
+            gate = _gate(folder, cls, path, stmt, source, flag_of, receiver, assigned)
             if gate is not None:
                 found.append(gate)
+        else:
+            assigned |= _written_fields(stmt, receiver)
+
+
+def _returns(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], ast.Return)
+
+
+def _written_fields(stmt: ast.stmt, receiver: str) -> set[str]:
+    """`receiver.X = ...`, `receiver.X += ...`, `receiver.X: T = ...` anywhere in `stmt`."""
+    targets: list[ast.expr] = []
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Assign):
+            targets += node.targets
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets.append(node.target)
+    return {t.attr for target in targets for t in ast.walk(target)
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == receiver}
 
 
 def _raised(stmt: ast.stmt) -> tuple[str, ast.expr | None] | None:
@@ -123,7 +160,7 @@ def _raised(stmt: ast.stmt) -> tuple[str, ast.expr | None] | None:
 
 
 def _gate(folder: Folder, cls: Symbol, path: list[ast.expr], stmt: ast.stmt, source: str,
-          flag_of: Any, receiver: str) -> dict[str, Any] | None:
+          flag_of: Any, receiver: str, assigned: set[str]) -> dict[str, Any] | None:
     raised = _raised(stmt)
     assert raised is not None
     exception, message = raised
@@ -132,6 +169,8 @@ def _gate(folder: Folder, cls: Symbol, path: list[ast.expr], stmt: ast.stmt, sou
         terms = [_rewrite(folder, cls, test, flags, flag_of, receiver) for test in path]
     except Unfoldable:
         return None
+    if assigned & set(flags):
+        return None  # e.g. v0.30 ParallelConfig: elastic_ep_max_dp_size is replaced before it is compared
     condition = simplify(ast.BoolOp(ast.And(), terms) if len(terms) > 1 else terms[0])
     if not flags or isinstance(condition, ast.Constant):
         return None
@@ -150,6 +189,17 @@ def _rewrite(folder: Folder, cls: Symbol, node: ast.expr, flags: dict[str, str],
              receiver: str) -> ast.expr:
     """The test with `self.<field>` (`args.<dest>`) as the flag's dest and class constants folded;
     anything else (calls, locals, other objects) makes it no gate."""
+    called = _attribute_call(node, receiver) if receiver == "args" else None
+    if called is not None:
+        function, name = called
+        if function == "hasattr":
+            if name in SERVE_NAMESPACE or flag_of(name) is not None:  # argparse sets every dest
+                return ast.Constant(True)
+            raise Unfoldable(f"hasattr(args, {name!r})")
+        node = ast.Attribute(ast.Name(receiver, ast.Load()), name, ast.Load())  # getattr: the dest is set
+    if receiver == "args" and isinstance(node, ast.Attribute) and node.attr in SERVE_NAMESPACE \
+            and isinstance(node.value, ast.Name) and node.value.id == receiver:
+        return ast.Constant(SERVE_NAMESPACE[node.attr])
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == receiver:
         flag = flag_of(node.attr)
         if flag is None:
@@ -171,6 +221,20 @@ def _rewrite(folder: Folder, cls: Symbol, node: ast.expr, flags: dict[str, str],
     rebuilt = ast.fix_missing_locations(
         _map_children(node, lambda c: _rewrite(folder, cls, c, flags, flag_of, receiver)))
     return rebuilt
+
+
+def _attribute_call(node: ast.expr, receiver: str) -> tuple[str, str] | None:
+    """("getattr", name) for `getattr(args, "name"[, default])`, ("hasattr", name) for `hasattr(args, "name")`."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords):
+        return None
+    function = node.func.id
+    if function not in ("getattr", "hasattr") or len(node.args) not in ((2, 3) if function == "getattr" else (2,)):
+        return None
+    owner, name = node.args[0], node.args[1]
+    if isinstance(owner, ast.Name) and owner.id == receiver and isinstance(name, ast.Constant) \
+            and isinstance(name.value, str):
+        return function, name.value
+    return None
 
 
 def _map_children(node: ast.expr, fn: Any) -> ast.expr:

@@ -136,21 +136,23 @@ def _gates(ctx: Context) -> list[Facts] | None:
     items = given(ctx)
     if not items:
         return None
-    values = {i.flag.dest: i.value for i in items if not isinstance(i.value, _NotConverted)}
-    from_extra = {i.flag.dest: i.index for i in items if i.index is not None}
+    # by the flag's name: a gate of a config class names the field (`backend`), the flag's dest differs
+    # (`mamba_backend`); the registry ties each of the gate's names to its flag
+    values = {i.flag.name: i.value for i in items if not isinstance(i.value, _NotConverted)}
+    from_extra = {i.flag.name: i.index for i in items if i.index is not None}
     hits: list[Facts] = []
     for gate in release_facts.gates(ctx.release):
-        set_here = [dest for dest in gate.flags if dest in from_extra]
+        set_here = [name for name, flag in gate.flags.items() if flag in from_extra]
         if not set_here:
             continue
         engine_args = "EngineArgs." in gate.source
         bound: dict[str, object] = {}
-        for dest in gate.flags:
-            if dest in values:
-                bound[dest] = values[dest]
-            elif dest in gate.defaults and (engine_args or gate.defaults[dest] is not None
-                                            or dest not in RESOLVED_BEFORE_CONFIG):
-                bound[dest] = gate.defaults[dest]
+        for name, flag in gate.flags.items():
+            if flag in values:
+                bound[name] = values[flag]
+            elif name in gate.defaults and (engine_args or gate.defaults[name] is not None
+                                            or name not in RESOLVED_BEFORE_CONFIG):
+                bound[name] = gate.defaults[name]
         try:
             tripped = len(bound) == len(gate.flags) and evaluate(gate.when, bound)
         except (MissingInput, Unsupported, TypeError):
@@ -160,7 +162,8 @@ def _gates(ctx: Context) -> list[Facts] | None:
                 message = gate.message.format_map(defaultdict(str, {k: str(v) for k, v in bound.items()}))
             except (AttributeError, IndexError, KeyError, ValueError):
                 message = gate.message
-            hits.append({"index": from_extra[set_here[0]], "flag": gate.flags[set_here[0]], "exception": gate.exception,
+            flag = gate.flags[set_here[0]]
+            hits.append({"index": from_extra[flag], "flag": flag, "exception": gate.exception,
                          "detail": message, "version": ctx.release.tag, "source": gate.source,
                          "flags": ", ".join(gate.flags.values())})
     return hits or None
