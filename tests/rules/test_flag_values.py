@@ -190,3 +190,12 @@ def test_the_serve_commands_own_checks_are_read_in_every_release(tag: str) -> No
     [message] = _gate_messages("a100", extra("--enable-log-outputs", tag=tag))
     assert message == (f"vLLM {tag} refuses --enable-log-outputs, --enable-log-requests as set here (TypeError): "
                        "Error: --enable-log-outputs requires --enable-log-requests")
+
+
+@pytest.mark.parametrize("tag", ["v0.28.0", "v0.30.0", "v0.31.0"])
+def test_a_check_that_returns_early_refuses_only_past_its_return(tag: str) -> None:
+    """v0.28.0-v0.31.0 config/vllm.py VllmConfig._verify_sampling_replay_config returns unless the model
+    returns sampling masks (sampling distribution replay), and only then refuses a speculative config:
+    an ordinary --speculative-config starts."""
+    ngram = '{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 3}'
+    assert _gate_messages("a100", extra("--speculative-config", ngram, tag=tag)) == []
