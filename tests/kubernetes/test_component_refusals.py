@@ -30,7 +30,8 @@ def test_a_client_side_apply_provider_is_told_it_cannot_adopt(program: RunProgra
     run = program(config, stack="a100-k8s", secrets={"apiKey": "SENTINEL-ssa-key"})
     (warning,) = [w for w in run.warnings if "enableServerSideApply" in w]
     assert "kubernetes:enableServerSideApply is false" in warning and "AlreadyExists" in warning
-    assert "remove the key" in warning
+    # what to do, not only what breaks: drop the key, since server-side apply is the default
+    assert "remove the key (server-side apply is the default) to let it adopt them" in warning
     quiet = program(shipped_stack("a100-k8s"), stack="a100-k8s", secrets={"apiKey": "SENTINEL-ssa-key"})
     assert not [w for w in quiet.warnings if "enableServerSideApply" in w]
 

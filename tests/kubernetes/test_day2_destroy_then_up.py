@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import RunProgram, shipped_stack
 from tests.scenario.cluster import Cluster
 from tests.scenario.kubernetes_provider import KubernetesProvider, cluster_engine
 from tests.scenario.state import Goal, StepFailed
@@ -77,3 +78,23 @@ def test_a_plain_create_of_a_kept_object_stops_at_already_exists() -> None:
     with pytest.raises(StepFailed, match="already exists"):
         provider.create(goal, {})
     assert provider.create(goal, {"upsertExistingObjects": "true"})[0] == "vllm"
+
+
+@pytest.mark.parametrize(("create_namespace", "cache", "adopting"), [
+    # keeps nothing (an existing namespace, the weights in an existing claim, no compile cache)
+    (False, False, False),
+    (True, False, True),  # the namespace it creates
+    (False, True, True),  # the compile-cache claim
+])
+def test_only_a_stack_that_keeps_something_on_destroy_registers_the_adopting_provider(
+        program: RunProgram, create_namespace: bool, cache: bool, adopting: bool) -> None:
+    """Upsert is only for what `destroy` leaves behind: a stack that keeps nothing has no second
+    provider in its preview, and every object stays on the default one."""
+    config = shipped_stack("a100-k8s")  # weights: model.volumeName, a claim the stack does not create
+    config["vllm-serving:kubernetes"] = {**config["vllm-serving:kubernetes"], "createNamespace": create_namespace}
+    config["vllm-serving:cache"] = {"enabled": cache}
+    run = program(config, stack="a100-k8s", secrets={"apiKey": "SENTINEL-adopt-key"})
+    providers = [r.name for r in run.resources if r.type == "pulumi:providers:kubernetes"]
+    assert providers == (["vllm-adopting"] if adopting else [])
+    kinds = {r.type.rsplit(":", 1)[1] for r in run.resources if r.custom and r.type.startswith("kubernetes:")}
+    assert ("Namespace" in kinds, "PersistentVolumeClaim" in kinds) == (create_namespace, cache)

@@ -197,3 +197,23 @@ def test_every_object_is_a_child_of_the_component(program: RunProgram) -> None:
     objects = [r for r in run.resources if r.custom and r.type.startswith("kubernetes:")]
     assert {r.type.rsplit(":", 1)[1] for r in objects} >= {"Deployment", "Service", "NetworkPolicy"}
     assert [r.name for r in objects if not r.parent.endswith(f"VllmKubernetes::{component.name}")] == []
+
+
+@pytest.mark.parametrize("protect", [True, False])
+def test_model_protect_protects_the_namespace_that_holds_the_claims(program: RunProgram, protect: bool) -> None:
+    # deleting the Namespace deletes the weights claim in it: model.protect guards both, so a
+    # `pulumi destroy` stops at the namespace as it does at the claim
+    config = shipped_stack("a100-k8s")
+    config["vllm-serving:model"] = {**config["vllm-serving:model"], "protect": protect}
+    run = program(config, stack="a100-k8s", secrets={"apiKey": SENTINEL})
+    assert run.one("core/v1:Namespace").protect is protect
+
+
+def test_a_registry_password_without_a_user_builds_no_pull_secret(program: RunProgram) -> None:
+    # image.username is what asks for a pull secret (an empty one is refused at config); the
+    # password alone leaves the pull anonymous, as on Docker
+    config = shipped_stack("a100-k8s")
+    config["vllm-serving:image"] = {**config["vllm-serving:image"], "registry": "harbor.local"}
+    run = program(config, stack="a100-k8s", secrets={"apiKey": SENTINEL, "registryPassword": "pw-1"})
+    assert [r.name for r in run.resources if r.type == "kubernetes:core/v1:Secret"] == ["vllm-credentials"]
+    assert "imagePullSecrets" not in run.one("apps/v1:Deployment").inputs["spec"]["template"]["spec"]
