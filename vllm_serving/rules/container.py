@@ -46,6 +46,15 @@ def _registry_password(ctx: Context) -> Facts | None:
     return None
 
 
+def _registry_user(ctx: Context) -> Facts | None:
+    """Both backends log in only with a user and the password (components/docker `registry_auth`,
+    render/kubernetes/parts.py `registry_secret`): a password alone is never used."""
+    image = ctx.settings.image
+    if not image.username and "registryPassword" in ctx.settings.secrets_set:
+        return {"registry": image.registry or "Docker Hub"}
+    return None
+
+
 # Keys only the Docker backend reads (container.shmSize is the pod's /dev/shm fallback, so not here).
 DOCKER_ONLY = {
     "target": ("docker_host", "ssh_opts"),
@@ -95,6 +104,16 @@ RULES: tuple[Rule, ...] = (
          "A registry user without the registryPassword secret.",
          "The pull fails with an authentication error; the Pulumi program stops on it.",
          "this project (image settings)", _registry_password, guards=SECRETS),
+    Rule("registry-user-missing", Severity.WARNING, config_key("image", "username"),
+         "the secret registryPassword is set but image.username is not, so {registry} is pulled from "
+         "without logging in",
+         "set image.username to the account the password belongs to (a Harbor robot account: robot$name), "
+         "or remove the secret: pulumi config rm registryPassword",
+         "The registryPassword secret without image.username.",
+         "The password is never used: a private repository refuses the anonymous pull (Docker: the Pulumi "
+         "program stops on it; Kubernetes: ImagePullBackOff after the rollout starts).",
+         "this project (components/docker/vllm_deployment.py docker_provider registry_auth; "
+         "vllm_serving/render/kubernetes/parts.py registry_secret)", _registry_user, guards=SECRETS),
     Rule("docker-keys-on-kubernetes", Severity.WARNING, config_key("target", "kind"),
          "{keys} only apply to a Docker host and are ignored on Kubernetes",
          "remove them, or use the kubernetes section (service, runtimeClassName, scheduling)",
