@@ -17,7 +17,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from tests.paths import ROOT
-from vllm_serving.engine.flags import FLAGS, MODELLED_FLAGS
+from vllm_serving.engine.flags import FLAGS, MODELLED_FLAGS, SECRET_ENV
 from vllm_serving.settings.engine import EngineSettings
 
 RELEASE = "0.19.1"
@@ -96,3 +96,11 @@ def test_a_setting_vllm_decides_when_unset_sends_false_as_the_no_form() -> None:
     for name in tri_state:
         flag = next(f for f in FLAGS if f.key == f"engine.{to_camel(name)}")
         assert flag.form == "negatable", flag
+
+
+def test_each_secret_reaches_the_container_as_the_variable_its_reader_reads() -> None:
+    # vLLM v0.19.1 vllm/envs.py: "VLLM_API_KEY": lambda: os.environ.get("VLLM_API_KEY", None), the API
+    # server's key; huggingface_hub utils/_auth.py _get_token_from_environment reads HF_TOKEN (then the
+    # legacy HUGGING_FACE_HUB_TOKEN) for gated downloads. Under another name the server runs without
+    # its key, or the weights' download is refused (401).
+    assert SECRET_ENV == {"apiKey": "VLLM_API_KEY", "hfToken": "HF_TOKEN"}

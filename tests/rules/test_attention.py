@@ -251,3 +251,12 @@ def test_an_unknown_backend_is_answered_with_the_cuda_backends_only() -> None:
     named = finding.fix.split("one of ", 1)[1].split(", or remove", 1)[0].split(", ")
     assert {"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN"} <= set(named)
     assert [b for b in named if b.startswith(("ROCM", "XPU", "CPU")) or b in ("NO_ATTENTION", "CUSTOM")] == []
+
+
+def test_a_forced_backend_refusing_only_the_fp8_cache_is_one_finding() -> None:
+    """v0.19.1 FLASH_ATTN on A100 (FlashAttention 2): the FP8 cache is its only complaint
+    (kv_cache_dtype needs fa_version 3 on 9.x), so the user reads one finding on the cache and the
+    backend, not a second one calling the backend unable to run the model."""
+    found = findings("a100", {"engine": {"attention_backend": "FLASH_ATTN"}})
+    assert [f.code for f in found if f.code in {"fp8-kv-cache-backend", "attention-backend-unsupported"}] == [
+        "fp8-kv-cache-backend"]

@@ -6,7 +6,9 @@ import pytest
 
 from tests.rules.boundary import Boundary, check_boundary, codes
 from vllm_serving.catalog.models import MODELS
+from vllm_serving.engine import release_facts
 from vllm_serving.findings import config_key
+from vllm_serving.rules.engine_flags import _bad_value
 
 
 def engine(**fields: object) -> dict[str, object]:
@@ -22,6 +24,9 @@ LLAMA = {"name": None, "architecture": MODELS["Qwen3.5-27B"].model_copy(
     update={"architecture": "LlamaForCausalLM", "min_vllm_version": None})}
 CUSTOM = {"name": None, "architecture": MODELS["Qwen3.5-27B"].model_copy(
     update={"architecture": "MyForCausalLM", "min_vllm_version": None})}
+
+DATED = {"name": None, "architecture": MODELS["Qwen3.5-27B"].model_copy(
+    update={"architecture": "Qwen3OmniMoeForConditionalGeneration"})}
 
 BOUNDARIES = [
     Boundary("tool-parser-without-auto-choice", "v100", engine(enable_auto_tool_choice=False),
@@ -68,7 +73,8 @@ BOUNDARIES = [
     Boundary("env-unknown", "v100", engine(env={"VLLM_ROCM_NOT_A_VARIABLE": "1"}),
              engine(env={"VLLM_ROCM_USE_AITER": "0", "NCCL_DEBUG": "INFO"}), "no prefix passes unchecked"),
     Boundary("env-gpu-selection", "a100", engine(env={"CUDA_VISIBLE_DEVICES": "6,7,8,9"}),
-             engine(env={"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}), "CUDA_VISIBLE_DEVICES -> CUDA_DEVICE_ORDER"),
+             engine(env={"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}), "CUDA_VISIBLE_DEVICES -> CUDA_DEVICE_ORDER",
+             fix="remove it from engine.env and choose the host's GPUs with hardware.deviceIds"),
     Boundary("env-gpu-runtime-selection", "a100", engine(env={"NVIDIA_VISIBLE_DEVICES": "all"}),
              engine(env={"NVIDIA_DRIVER_CAPABILITIES": "compute,utility"}),
              "NVIDIA_VISIBLE_DEVICES -> NVIDIA_DRIVER_CAPABILITIES", says=("NVIDIA_VISIBLE_DEVICES=all",)),
@@ -78,6 +84,12 @@ BOUNDARIES = [
              "trustRemoteCode true -> false"),
     Boundary("trust-remote-code-native", "v100", engine(trust_remote_code=True),
              {**engine(trust_remote_code=True), "model": CUSTOM}, "a native architecture -> one vLLM lacks"),
+    # a catalog entry with a minimum vLLM version is an architecture vLLM implements from that release
+    # (Qwen3OmniMoeForConditionalGeneration: v0.19.1 model_executor/models/registry.py), listed in
+    # NATIVE_ARCHITECTURES or not
+    Boundary("trust-remote-code-native", "v100", {**engine(trust_remote_code=True), "model": DATED},
+             {**engine(trust_remote_code=True), "model": CUSTOM}, "a catalog minimum vLLM version -> none",
+             says=("Qwen3OmniMoeForConditionalGeneration",)),
     Boundary("trust-remote-code-native", "v100", {**engine(trust_remote_code=True), "model": LLAMA},
              {**engine(trust_remote_code=False), "model": LLAMA}, "Llama (no catalog minimum version): true -> false"),
     Boundary("env-value-invalid", "v100", engine(env={"VLLM_FLOAT32_MATMUL_PRECISION": "fast"}),
@@ -119,3 +131,12 @@ def test_boundary(case: Boundary) -> None:
 @pytest.mark.parametrize("parser", ["qwen3_coder", "hermes", "pythonic"])
 def test_shipped_tool_parsers_pass(parser: str) -> None:
     assert not codes("v100", engine(tool_call_parser=parser)) & {"tool-parser-unknown", "tool-parser-other-family"}
+
+
+def test_case_insensitive_choices_compare_both_sides_lowered() -> None:
+    # vLLM v0.19.1 vllm/envs.py env_with_choices: with case_sensitive=False it compares value.lower()
+    # with [choice.lower() for choice in actual_choices], so a choice written in capitals takes any case
+    check = release_facts.EnvValue(choices=("Highest", "High"), case_sensitive=False)
+    assert _bad_value("high", check) is None
+    assert _bad_value("HIGHEST", check) is None
+    assert _bad_value("low", check) == "takes one of Highest, High"

@@ -46,6 +46,16 @@ def test_yarn_stretches_the_original_length_in_v0_19_and_not_in_v0_34() -> None:
     assert later is not None and later.tokens == 40960
 
 
+def test_only_yarn_starts_from_the_original_length() -> None:
+    # v0.19.1 config/model.py _get_and_verify_max_len: every rope type but su/longrope/llama3 multiplies
+    # by its factor, and only `rope_type == "yarn"` first takes original_max_position_embeddings. A
+    # dynamic-NTK entry carrying the original length too: 40960 x 2 = 81920 (not 32768 x 2 = 65536).
+    dynamic = RopeScaling(rope_type="dynamic", factor=2.0, original_max_position_embeddings=32768)
+    found = derived_max_model_len(QWEN3.model_copy(update={"rope_scaling": (dynamic,)}), V0_19)
+    assert QWEN3.max_position_embeddings == 40960
+    assert found is not None and found.tokens == 81920
+
+
 def test_llama3_rope_and_gemma3_are_not_stretched_again() -> None:
     llama = derived_max_model_len(MODELS["Llama-3.1-8B"], V0_19)
     assert llama is not None and llama.tokens == 131072  # llama3 is among the types that do not scale
