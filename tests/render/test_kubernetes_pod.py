@@ -222,3 +222,16 @@ def test_a_toleration_reaches_the_pod_in_the_apis_field_names() -> None:
     spec = make_spec(kubernetes={"tolerations": [toleration]})
     assert _pod(spec)["tolerations"] == [toleration]
     kubernetes_validate.validate(render_objects(spec).workload, KUBERNETES_VERSION, strict=True)
+
+
+@pytest.mark.parametrize("where", [{"kubernetes": {"weights": {"hostPath": "/data/models/q"}}},
+                                   {"model": {"volumeName": None, "hostPath": "/data/models/q"}}])
+def test_a_node_directory_of_weights_must_already_exist(where: dict[str, Any]) -> None:
+    """Kubernetes' hostPath types (kubernetes.io/docs/concepts/storage/volumes/#hostpath): with
+    `Directory` the pod does not start where the node lacks the directory; `DirectoryOrCreate`
+    (or no type) would create an empty one and start vLLM on no weights. Read-only either way."""
+    pod = _pod(make_spec(**where))
+    assert _volumes(pod)["weights"] == {"name": "weights", "hostPath": {"path": "/data/models/q", "type": "Directory"}}
+    (server,) = pod["containers"]
+    weights = next(m for m in server["volumeMounts"] if m["name"] == "weights")
+    assert weights["readOnly"] is True
