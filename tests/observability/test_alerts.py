@@ -75,6 +75,9 @@ def test_the_ttft_threshold_is_the_stacks_own() -> None:
     rules = _rules("v100", observability={"ttftP95Seconds": 0.75})
     ttft = rules["VllmTimeToFirstTokenHigh"]
     assert ttft["expr"].endswith(") > 0.75")
+    # the key says p95: the 0.95 quantile of vLLM's TTFT histogram over 5 minutes, per server
+    assert ttft["expr"] == ('histogram_quantile(0.95, sum by (job, le) '
+                            '(rate(vllm:time_to_first_token_seconds_bucket{job="vllm-v100"}[5m]))) > 0.75')
     assert ttft["annotations"]["summary"] == "vLLM p95 time to first token above 0.75 s for 10 minutes"
     assert ttft["annotations"]["description"].startswith("{{ $labels.job }}: p95")
 

@@ -189,6 +189,11 @@ def test_annotation_based_scraping_finds_vllms_metrics() -> None:
         == {"prometheus.io/scrape": "true", "prometheus.io/port": "8000", "prometheus.io/path": "/metrics"}
     worker = render_objects(two_node_spec()).workload["spec"]["leaderWorkerTemplate"]["workerTemplate"]
     assert worker["metadata"]["annotations"] == {"kubectl.kubernetes.io/default-container": "vllm"}
+    # the pod role scrapes the pod's own IP, so the annotation names the container's port (8000),
+    # never the Service's
+    behind_80 = make_spec(kubernetes={"service": {"port": 80}})
+    moved = render_objects(behind_80).workload["spec"]["template"]["metadata"]["annotations"]
+    assert moved["prometheus.io/port"] == "8000"
 
 
 def test_every_port_reference_names_the_servers_port() -> None:
