@@ -56,6 +56,8 @@ class Registered:
     """The option was set, true or false: false then overrides the provider's delete-first default."""
     ignore_changes: tuple[str, ...] = ()
     replace_on_changes: tuple[str, ...] = ()
+    additional_secret_outputs: tuple[str, ...] = ()
+    """Outputs the engine stores as secrets whatever the provider answers."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,7 @@ class _Monitor(pulumi_mocks.MockMonitor):
             delete_before_replace_defined=request.deleteBeforeReplaceDefined,
             ignore_changes=tuple(request.ignoreChanges),
             replace_on_changes=tuple(request.replaceOnChanges),
+            additional_secret_outputs=tuple(request.additionalSecretOutputs),
         ))
 
 

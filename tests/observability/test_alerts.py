@@ -40,6 +40,18 @@ def test_a_server_is_down_only_after_a_restart_could_have_finished(stack: str, d
     assert f"has not answered for {down}," in rules["VllmServerDown"]["annotations"]["description"]
 
 
+@pytest.mark.parametrize(("stack", "down"), [
+    # container.startupTimeout: 1000s is 16 min 40 s; a rule that fired after 16 min would page
+    # while the server is still loading, so the minutes round up: 17m
+    ("v100", "17m"),
+    # Kubernetes adds the image pull on a fresh node: 1000 + 900 = 1900 s = 31 min 40 s -> 32m
+    ("a100-k8s", "32m"),
+])
+def test_a_start_period_in_odd_seconds_is_rounded_up_to_whole_minutes(stack: str, down: str) -> None:
+    rules = _rules(stack, container={"startupTimeout": "1000s"})
+    assert rules["VllmServerDown"]["for"] == rules["VllmServerAbsent"]["for"] == down
+
+
 def test_the_other_alerts_wait_their_own_minutes() -> None:
     rules = _rules("v100")
     assert {name: rules[name]["for"] for name in SEVERITY if not name.startswith("VllmServer")} == {
@@ -63,6 +75,9 @@ def test_the_ttft_threshold_is_the_stacks_own() -> None:
     rules = _rules("v100", observability={"ttftP95Seconds": 0.75})
     ttft = rules["VllmTimeToFirstTokenHigh"]
     assert ttft["expr"].endswith(") > 0.75")
+    # the key says p95: the 0.95 quantile of vLLM's TTFT histogram over 5 minutes, per server
+    assert ttft["expr"] == ('histogram_quantile(0.95, sum by (job, le) '
+                            '(rate(vllm:time_to_first_token_seconds_bucket{job="vllm-v100"}[5m]))) > 0.75')
     assert ttft["annotations"]["summary"] == "vLLM p95 time to first token above 0.75 s for 10 minutes"
     assert ttft["annotations"]["description"].startswith("{{ $labels.job }}: p95")
 

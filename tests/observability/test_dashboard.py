@@ -231,3 +231,16 @@ def test_the_dashboard_is_at_the_schema_version_grafana_10_4_and_11_write() -> N
     # so the next save writes a different file than the one reviewed; 39 is the version Grafana
     # 10.4 and 11.0 export (observability/dashboard.py SCHEMA_VERSION's note)
     assert json.loads(dashboard_json(observed_spec()))["schemaVersion"] == 39
+
+
+def test_the_speculative_panels_are_vllms_own_formulas() -> None:
+    """vLLM's SpecDecodingProm docstring (vllm/v1/spec_decode/metrics.py, v0.19.1): the acceptance
+    rate is accepted / draft tokens; the mean acceptance length, bonus token included, is
+    1 + accepted tokens / drafts (the Counter `vllm:spec_decode_num_drafts` scrapes as `_total`)."""
+    panels = {p["title"]: p for p in dashboard(observed_spec())["panels"]}  # a100-k8s: MTP
+    sel, window = 'job=~"$job",model_name=~"$model_name"', "$__rate_interval"
+    accepted = f"sum(rate(vllm:spec_decode_num_accepted_tokens_total{{{sel}}}[{window}]))"
+    assert [t["expr"] for t in panels["Draft acceptance rate"]["targets"]] == [
+        f"{accepted} / sum(rate(vllm:spec_decode_num_draft_tokens_total{{{sel}}}[{window}]))"]
+    assert [t["expr"] for t in panels["Mean acceptance length"]["targets"]] == [
+        f"1 + {accepted} / sum(rate(vllm:spec_decode_num_drafts_total{{{sel}}}[{window}]))"]

@@ -189,6 +189,11 @@ def test_annotation_based_scraping_finds_vllms_metrics() -> None:
         == {"prometheus.io/scrape": "true", "prometheus.io/port": "8000", "prometheus.io/path": "/metrics"}
     worker = render_objects(two_node_spec()).workload["spec"]["leaderWorkerTemplate"]["workerTemplate"]
     assert worker["metadata"]["annotations"] == {"kubectl.kubernetes.io/default-container": "vllm"}
+    # the pod role scrapes the pod's own IP, so the annotation names the container's port (8000),
+    # never the Service's
+    behind_80 = make_spec(kubernetes={"service": {"port": 80}})
+    moved = render_objects(behind_80).workload["spec"]["template"]["metadata"]["annotations"]
+    assert moved["prometheus.io/port"] == "8000"
 
 
 def test_every_port_reference_names_the_servers_port() -> None:
@@ -222,3 +227,16 @@ def test_a_toleration_reaches_the_pod_in_the_apis_field_names() -> None:
     spec = make_spec(kubernetes={"tolerations": [toleration]})
     assert _pod(spec)["tolerations"] == [toleration]
     kubernetes_validate.validate(render_objects(spec).workload, KUBERNETES_VERSION, strict=True)
+
+
+@pytest.mark.parametrize("where", [{"kubernetes": {"weights": {"hostPath": "/data/models/q"}}},
+                                   {"model": {"volumeName": None, "hostPath": "/data/models/q"}}])
+def test_a_node_directory_of_weights_must_already_exist(where: dict[str, Any]) -> None:
+    """Kubernetes' hostPath types (kubernetes.io/docs/concepts/storage/volumes/#hostpath): with
+    `Directory` the pod does not start where the node lacks the directory; `DirectoryOrCreate`
+    (or no type) would create an empty one and start vLLM on no weights. Read-only either way."""
+    pod = _pod(make_spec(**where))
+    assert _volumes(pod)["weights"] == {"name": "weights", "hostPath": {"path": "/data/models/q", "type": "Directory"}}
+    (server,) = pod["containers"]
+    weights = next(m for m in server["volumeMounts"] if m["name"] == "weights")
+    assert weights["readOnly"] is True
