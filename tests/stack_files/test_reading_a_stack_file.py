@@ -273,3 +273,16 @@ def test_a_long_message_keeps_its_first_500_characters_and_says_it_was_cut(tmp_p
     whole = f"organization/vllm-serving/b: offline views read its release from Pulumi.b.yaml, which is not in {project}"
     assert len(whole) > 500
     assert (f.code, f.message) == ("release-source-missing", whole[:500] + "... (cut)")
+
+
+def test_a_refusal_quoting_a_pasted_value_is_cut_to_a_readable_length(tmp_path: Path) -> None:
+    # a 700-character image tag (a paste gone wrong): the settings' refusal quotes it whole, the loader
+    # keeps its first 500 characters - the quote and the tag's first 499 - and says it cut the rest
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path)
+    tag = "v" + "9" * 699
+    text = stack_file("v100").read_text().replace("    tag: v0.19.1\n", f"    tag: {tag}\n")
+    assert tag in text
+    (tmp_path / "Pulumi.t.yaml").write_text(text)
+    [refused] = _refused(tmp_path / "Pulumi.t.yaml")
+    assert refused.key == "vllm-serving:image.tag"
+    assert refused.message == "'" + tag[:499] + "... (cut)"
