@@ -100,3 +100,13 @@ def test_cards_built_on_the_same_chip_have_the_same_sms(chip: tuple[str, ...]) -
     # NVIDIA's architecture whitepapers give one SM count per product configuration of a die
     assert len({GPUS[name].sm_count for name in chip}) == 1, {name: GPUS[name].sm_count for name in chip}
     assert GPUS["H100-PCIe"].sm_count != GPUS["H100-80GB"].sm_count  # 114: the PCIe card has fewer
+
+
+# nvidia-smi's "N MiB / <total>MiB" in public logs of these cards (e.g. `0MiB / 32510MiB` on
+# Tesla V100-SXM2-32GB, `/ 16160MiB` on V100-SXM2-16GB): what the catalog's memory column promises.
+NVIDIA_SMI_TOTAL_MIB = {"V100-16GB": 16160, "V100-32GB": 32510}
+
+
+@pytest.mark.parametrize("name", sorted(NVIDIA_SMI_TOTAL_MIB))
+def test_memory_is_what_nvidia_smi_reports(name: str) -> None:
+    assert GPUS[name].memory_mib == NVIDIA_SMI_TOTAL_MIB[name]
