@@ -63,6 +63,9 @@ def test_four_bit_methods_pack_eight_values_into_an_int32_with_scales_and_zeros(
     elements = element_counts(MODELS["Qwen3-8B"])["mlp"]
     assert awq.get("mlp") == pytest.approx(elements * (0.5 + 2 / 128 + 0.5 / 128))
     assert awq.get("embedding") == 151936 * 4096 * 2
+    # GPTQ quantizes the same projections: 36 layers x 3 x 4096 x 12288 MLP elements (config.json)
+    gptq = checkpoint_bytes(MODELS["Qwen3-8B"].model_copy(update={"quantization": "gptq"}))
+    assert gptq.get("mlp") == pytest.approx(36 * 3 * 4096 * 12288 * (0.5 + 2 / 128 + 0.5 / 128))
 
 
 def test_tied_embeddings_load_once() -> None:

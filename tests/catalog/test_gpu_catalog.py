@@ -100,3 +100,64 @@ def test_cards_built_on_the_same_chip_have_the_same_sms(chip: tuple[str, ...]) -
     # NVIDIA's architecture whitepapers give one SM count per product configuration of a die
     assert len({GPUS[name].sm_count for name in chip}) == 1, {name: GPUS[name].sm_count for name in chip}
     assert GPUS["H100-PCIe"].sm_count != GPUS["H100-80GB"].sm_count  # 114: the PCIe card has fewer
+
+
+# nvidia-smi's "N MiB / <total>MiB" in public logs of these cards (e.g. `0MiB / 32510MiB` on
+# Tesla V100-SXM2-32GB, `/ 16160MiB` on V100-SXM2-16GB): what the catalog's memory column promises.
+NVIDIA_SMI_TOTAL_MIB = {"V100-16GB": 16160, "V100-32GB": 32510}
+
+
+@pytest.mark.parametrize("name", sorted(NVIDIA_SMI_TOTAL_MIB))
+def test_memory_is_what_nvidia_smi_reports(name: str) -> None:
+    assert GPUS[name].memory_mib == NVIDIA_SMI_TOTAL_MIB[name]
+
+
+# Memory on NVIDIA's data sheets (GB as marketed: GiB of chips) for cards whose catalog name does
+# not carry it. nvidia-smi's total is at most that and, with ECC on GDDR (T4, A10, L4, L40S), 15/16
+# of it less a little the driver keeps: never below 0.935 of it. A figure in MB taken for MiB, or
+# another card's, falls outside.
+MARKETED_GB = {
+    "T4": 16, "A10": 24, "L4": 24, "L40S": 48, "RTX-4090": 24, "RTX-6000-Ada": 48, "H100-PCIe": 80,
+    "H100-NVL": 94, "H200": 141, "H200-NVL": 141, "B200": 180, "RTX-5090": 32, "RTX-PRO-6000": 96,
+    "RTX-PRO-6000-WS": 96,
+}
+
+
+@pytest.mark.parametrize("name", sorted(MARKETED_GB))
+def test_memory_is_the_data_sheets_less_at_most_ecc(name: str) -> None:
+    marketed_mib = MARKETED_GB[name] * 1024
+    assert 0.935 * marketed_mib <= GPUS[name].memory_mib <= marketed_mib
+
+
+def test_every_card_on_the_data_sheets_is_in_the_catalog() -> None:
+    assert set(MARKETED_GB) <= set(GPUS)
+
+
+# CUDA cores on NVIDIA's data sheets / cores per SM of the architecture (whitepapers: 64 on
+# Volta, Turing and GA100; 128 on GA10x, Ada, Hopper and consumer Blackwell).
+CUDA_CORES_PER_SM = {
+    "V100-32GB": (5120, 64), "T4": (2560, 64), "A100-80GB": (6912, 64), "A10": (9216, 128), "L4": (7424, 128),
+    "L40S": (18176, 128), "RTX-4090": (16384, 128), "RTX-6000-Ada": (18176, 128), "H100-80GB": (16896, 128),
+    "H100-PCIe": (14592, 128), "RTX-5090": (21760, 128), "RTX-PRO-6000": (24064, 128),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CUDA_CORES_PER_SM))
+def test_sm_count_is_the_data_sheets_cores_over_cores_per_sm(name: str) -> None:
+    cores, per_sm = CUDA_CORES_PER_SM[name]
+    assert GPUS[name].sm_count == cores // per_sm
+
+
+def test_the_measured_cuda_total_is_what_the_planner_budgets() -> None:
+    """PyTorch's "total capacity" on an H100 SXM (vllm-project/vllm#27508) is 79.11 GiB, less than
+    81,559 MiB x 0.985 = 78.45 GiB derived: the measured figure wins where there is one."""
+    assert GPUS["H100-80GB"].cuda_memory_gib == 79.11
+    assert GPUS["L40S"].cuda_memory_gib == 44.42
+
+
+@pytest.mark.parametrize(("alias", "name"), [
+    ("v100-sxm2-32gb", "V100-32GB"), ("a100-sxm4-80gb", "A100-80GB"), ("h100-sxm", "H100-80GB"),
+    ("h200-sxm", "H200"), ("rtx-6000-pro", "RTX-PRO-6000"),
+])
+def test_the_form_factor_names_people_type_resolve(alias: str, name: str) -> None:
+    assert find_gpu(alias) is GPUS[name]

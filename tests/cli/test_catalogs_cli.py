@@ -24,7 +24,7 @@ def test_gpu_table_shows_memory_cc_the_kubernetes_label_and_the_aliases(capsys) 
     assert main(["gpus"]) == 0
     lines = capsys.readouterr().out.splitlines()
     line = next(ln for ln in lines if ln.startswith("V100-32GB "))
-    assert line.split() == ["V100-32GB", "7.0", "32", "Volta", "Tesla-V100-SXM2-32GB", "v100-sxm2-32gb"]
+    assert line.split() == ["V100-32GB", "7.0", "31.7", "Volta", "Tesla-V100-SXM2-32GB", "v100-sxm2-32gb"]
     assert "nvidia-smi's name" in " ".join(lines)  # and what else --gpu takes
 
 
@@ -66,7 +66,7 @@ def test_gpus_json_gives_capability_memory_and_precisions(capsys) -> None:
             for name in ("V100-32GB", "A100-80GB", "L4", "H100-80GB")} == {
         "V100-32GB": ("7.0", False, False), "A100-80GB": ("8.0", True, False), "L4": ("8.9", True, True),
         "H100-80GB": ("9.0", True, True)}
-    assert (gpus["V100-32GB"]["memoryGib"], gpus["V100-32GB"]["architecture"]) == (32.0, "Volta")
+    assert (gpus["V100-32GB"]["memoryGib"], gpus["V100-32GB"]["architecture"]) == (31.7, "Volta")
     v100 = gpus["V100-32GB"]
     assert v100["productLabel"] == "Tesla-V100-SXM2-32GB" and "v100-sxm2-32gb" in v100["aliases"]
 

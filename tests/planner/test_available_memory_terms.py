@@ -208,3 +208,19 @@ def test_the_gpu_decides_whether_the_flashinfer_sampler_is_profiled() -> None:
     assert v100.sampler is not None and a100.sampler is not None
     assert (v100.sampler.sampler, a100.sampler.sampler) == ("triton", "flashinfer")
     assert "compute capability" in v100.sampler.why
+
+
+def test_speculative_tokens_raise_the_largest_capture_size() -> None:
+    """config/vllm.py _set_cudagraph_sizes: the largest size is min(max_num_seqs x (1 + speculative
+    tokens) x 2, 512, max_num_batched_tokens). 64 sequences: 128 alone (1, 2, 4 and 8..128 by 8:
+    19 sizes); with 3 speculative tokens 512 (1, 2, 4, 8..248 by 8, 256..512 by 16: 51 sizes)."""
+    assert (len(capture_sizes(tokens=2048, seqs=64)), capture_sizes(tokens=2048, seqs=64)[-1]) == (19, 128)
+    with_mtp = capture_sizes(tokens=2048, seqs=64, speculative_tokens=3)
+    assert (len(with_mtp), with_mtp[-1]) == (51, 512)
+
+
+def test_pipeline_stages_split_the_graph_memory_with_the_layers() -> None:
+    """Each stage captures graphs of its own layers only: PP 2 holds 16 of the 32 layers."""
+    one = estimate_available_memory(with_(vllm_version="0.20.2", max_num_seqs=256)).cudagraph_estimate_gib
+    two = estimate_available_memory(with_(vllm_version="0.20.2", max_num_seqs=256, pp=2)).cudagraph_estimate_gib
+    assert two == pytest.approx(one / 2) == pytest.approx(0.25 * 16 * 86 / 1024)

@@ -68,3 +68,11 @@ def test_no_fix_goes_past_098_even_when_099_would_hold_the_requests(current: Cap
     requests = plan(INPUTS.model_copy(update={"gpu_memory_utilization": 0.99})).pessimistic_max_concurrency
     assert not _holds({"gpu_memory_utilization": 0.98}, requests)
     assert utilization_for(INPUTS, current, requests) is None
+
+
+def test_the_utilization_may_go_up_to_098(current: CapacityPlan) -> None:
+    """The fix names any hundredth up to 0.98 (vLLM only needs the CUDA context outside its
+    budget): requests that only 0.98 holds get 0.98, not "no utilization"."""
+    requests = plan(INPUTS.model_copy(update={"gpu_memory_utilization": 0.98})).pessimistic_max_concurrency
+    assert not _holds({"gpu_memory_utilization": 0.97}, requests)
+    assert utilization_for(INPUTS, current, requests) == 0.98

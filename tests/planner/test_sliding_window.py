@@ -162,3 +162,27 @@ def test_hybrid_manager_from_extra_args(extra_args: tuple[str, ...], on: bool) -
     """config/vllm.py VllmConfig.__post_init__: off when asked, or for a KV connector or KV events
     unless kept on explicitly (events with it kept on make vLLM refuse to start)."""
     assert hybrid_kv_cache_manager("v0.19.1", extra_args) is on
+
+
+def test_a_window_and_step_that_end_on_a_block_boundary() -> None:
+    """gpt-oss-20b at max_num_batched_tokens 2049: the window keeps 128 - 1 + 2049 = 2176 tokens,
+    exactly 136 blocks, and one more for a window starting mid-block: 137 (not 137 + 1)."""
+    vllm = vllm_window_figures(GPT_OSS_20B, tp=1, dtype_bytes=2, max_model_len=131072,
+                               max_num_batched_tokens=2049, available_memory=60 * GIB)
+    planned = _planned("gpt-oss-20b", "H100-80GB", available_kv_gib=60, max_num_batched_tokens=2049)
+    assert planned == pytest.approx({k: vllm[k] for k in planned})
+
+
+def test_layer_types_exactly_one_and_a_half_apart_group_by_the_fewer() -> None:
+    """12 window and 18 full layers: 18 < 12 x 1.5 is false, so groups of 12 (vLLM's strict `<`):
+    one window group and cdiv(18, 12) = 2 full ones, not one group of each at 18 layers."""
+    config = {**GPT_OSS_20B, "num_hidden_layers": 30,
+              "layer_types": ["sliding_attention"] * 12 + ["full_attention"] * 18}
+    vllm = vllm_window_figures(config, tp=1, dtype_bytes=2, max_model_len=131072,
+                               max_num_batched_tokens=8192, available_memory=60 * GIB)
+    assert vllm["groups"] == 3
+    model = MODELS["gpt-oss-20b"].model_copy(update={"num_hidden_layers": 30, "full_attention_layers": 30})
+    p = plan(CapacityInputs(model=model, gpu=GPUS["H100-80GB"], available_kv_gib=60, max_num_batched_tokens=8192))
+    planned = {"block_size": p.block_size, "tokens": p.vllm_logged_kv_tokens, "max_concurrency": p.max_concurrency,
+               "longest": p.max_model_len_that_fits}
+    assert planned == pytest.approx({k: vllm[k] for k in planned})

@@ -113,7 +113,9 @@ GPUS: dict[str, GpuSpec] = {
     for g in (
         # 16160 MiB: nvidia-smi of Tesla V100-SXM2-16GB (public logs)
         _gpu("V100-16GB", (7, 0), 16160, "Tesla-V100-SXM2-16GB", "Volta"),
-        _gpu("V100-32GB", (7, 0), 32768, "Tesla-V100-SXM2-32GB", "Volta"),
+        # 32510 MiB: nvidia-smi of Tesla V100-SXM2-32GB (and PCIe) in public logs; 32768 is the
+        # marketed 32 GiB, which no V100 reports
+        _gpu("V100-32GB", (7, 0), 32510, "Tesla-V100-SXM2-32GB", "Volta"),
         _gpu("T4", (7, 5), 15360, "Tesla-T4", "Turing"),
         _gpu("A10", (8, 6), 23028, "NVIDIA-A10", "Ampere"),
         _gpu("A100-40GB", (8, 0), 40960, "NVIDIA-A100-SXM4-40GB", "Ampere"),
