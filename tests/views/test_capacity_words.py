@@ -317,3 +317,14 @@ def test_the_text_is_the_four_sections_with_a_blank_line_between() -> None:
         "KV cache per GPU",
         "Rules (as vllm-stack check, stack v100): no findings",
     ]
+
+
+@pytest.mark.parametrize("source", [
+    "v1/worker/gpu_worker.py, gpu_model_runner.py: the snapshot and the profiling run",  # two files: the first
+    "v1/worker/gpu_worker.py; init_device takes the snapshot first",
+    "v1/worker/gpu_worker.py: init_snapshot.total_memory",
+])
+def test_a_source_whose_file_ends_a_clause_is_cited_by_the_file_alone(source: str) -> None:
+    p = plan(memory_terms=(MemoryTerm(name="non_torch", gib=0.14, source=source),))
+    [row] = [r for r in memory_rows(p) if r[0].startswith("- non-torch")]
+    assert row[2] == "[vllm/v1/worker/gpu_worker.py]"

@@ -11,7 +11,8 @@ NVIDIA's CUDA GPU table (V100 7.0, A100 8.0).
 
 from __future__ import annotations
 
-from tests.stack_builders import make_spec
+from tests.stack_builders import edit, make_spec, shipped_settings, spec_of
+from vllm_serving.catalog.models import MODELS
 from vllm_serving.views.kubernetes_plan import kubernetes_placement, planned_kubernetes_resources
 from vllm_serving.views.plan import deployment_plan, planned_docker_resources, set_values
 
@@ -183,3 +184,9 @@ def test_the_gpu_memory_reads_to_a_tenth_of_a_gib() -> None:
     """H100-80GB: 81,559 MiB as nvidia-smi reports it (the catalog's figure) is 79.65 GiB, shown 79.6."""
     gpu = deployment_plan(make_spec("a100", hardware={"gpu": "H100-80GB", "count": 10}), [])["gpu"]
     assert gpu["memoryGib"] == 79.6
+
+
+def test_a_model_described_inline_is_named_as_such() -> None:
+    # no catalog name and no config file: the plan says what the reader is looking at
+    settings = edit(shipped_settings("v100"), model={"name": None, "architecture": MODELS["Qwen3.5-27B"]})
+    assert deployment_plan(spec_of(settings), [])["model"]["name"] == "inline architecture"

@@ -21,6 +21,7 @@ from vllm_serving.views.stack_diff import (
     SECTIONS,
     SETTINGS_KEYS,
     Change,
+    diff_views,
     parse_argv,
     stack_diff,
     stack_view,
@@ -330,3 +331,33 @@ def test_a_new_registry_user_is_a_line_of_the_image() -> None:
     base = shipped_settings("v100")
     changes = by_key(stack_diff(spec_of(base), spec_of(edit(base, image={"username": "robot$ci"}))))
     assert changes == {("image", "registryUser"): ("admin", "robot$ci")}
+
+
+def test_a_flag_only_one_side_sets_takes_its_place_in_the_argv_order() -> None:
+    # A sets --tool-call-parser, B changes it and adds --kv-cache-dtype: the flags come in the order vLLM's
+    # argv is written (--kv-cache-dtype near --dtype, the parsers last), not A's keys first
+    base = shipped_settings("v100")
+    other = edit(base, engine={"tool_call_parser": "hermes", "kv_cache_dtype": "fp8"})
+    argv = [c.key for c in stack_diff(spec_of(base), spec_of(other)) if c.section == "argv"]
+    assert argv == ["--kv-cache-dtype", "--tool-call-parser"]
+
+
+def test_ports_come_in_numeric_order() -> None:
+    # compared as numbers, as a reader scans them: 8000 before 30006 (as text, "30006" < "8000")
+    a = {"ports": {"8000": "0.0.0.0:30006", "30006": "0.0.0.0:1"}}
+    b = {"ports": {"8000": "0.0.0.0:30007", "30006": "0.0.0.0:2"}}
+    assert [c.key for c in diff_views(a, b)] == ["8000", "30006"]
+
+
+def test_a_change_as_diff_json_writes_it() -> None:
+    # `vllm-stack diff --json`: each change with both sides and what kind of change it is
+    assert Change("argv", "--dtype", "half", "bfloat16").as_dict() == {
+        "section": "argv", "key": "--dtype", "a": "half", "b": "bfloat16", "kind": "changed"}
+    assert Change("env", "HF_HOME", None, "/cache").as_dict()["kind"] == "added"
+    assert Change("env", "HF_HOME", "/cache", None).as_dict()["kind"] == "removed"
+
+
+def test_a_lone_dash_is_a_value_not_a_flag() -> None:
+    # by convention `-` names stdin or stdout; argparse takes it as a value
+    assert parse_argv(["--chat-template", "-", "--enforce-eager"]) == {"--chat-template": "-",
+                                                                       "--enforce-eager": "true"}
