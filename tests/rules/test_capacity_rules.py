@@ -50,8 +50,10 @@ def _boundaries() -> list[Boundary]:
                  {"engine": {"gpu_memory_utilization": 0.36, "max_model_len": worst + 1}},
                  {"engine": {"gpu_memory_utilization": 0.36, "max_model_len": worst}},
                  "maxModelLen one token past the longest request at the worst error -> at it",
-                 says=(f"longest request is {worst} tokens", f"lower engine.maxModelLen to {worst}",
-                       "raise engine.gpuMemoryUtilization to 0.37")),
+                 says=(f"longest request is {worst} tokens",),
+                 # every change that makes room, in the order a user weighs them: the cheapest first
+                 fix=(f"raise engine.gpuMemoryUtilization to 0.37, or lower engine.maxModelLen to {worst}, "
+                      "or add GPUs (engine.tensorParallelSize)")),
         Boundary("capacity-below-min-concurrency", "v100",
                  {"capacity": {"min_concurrency": math.floor(held * 100 + 1) / 100}},
                  {"capacity": {"min_concurrency": math.floor(held * 100) / 100}},

@@ -68,3 +68,30 @@ def test_a_shared_public_host_names_network_public_host_word_for_word() -> None:
         "vllm-serving:network.publicHost",
         "target.hosts[1] and target.hosts[0] are both reached at http://vllm.example:8000",
         "remove network.publicHost and give each host its own publicHost under target.hosts")
+
+
+def test_a_gpu_fleet_may_give_each_host_its_own_gpus() -> None:
+    """deviceIds are refused on a CPU fleet only: a GPU host picks its GPUs with them."""
+    found = codes("a100", fleet(host(1, device_ids=(0, 1, 2, 3)), host(2, device_ids=(4, 5, 6, 7))))
+    assert "fleet-device-ids-on-cpu" not in found
+
+
+def test_two_ssh_users_of_one_host_name_the_second_entry_s_docker_host() -> None:
+    """Nothing sets a public host, so each host is reached at its ssh host name: the entry that
+    repeats it is the one to change, and its fix names the key that tells the two apart."""
+    twin = FleetHost(docker_host="ssh://ops@gpu01.example.internal", name="gpu01-ops")
+    (hit,) = [f for f in findings("a100", fleet(A, twin)) if f.code == "fleet-url-repeated"]
+    assert (hit.key, hit.message, hit.fix) == (
+        "vllm-serving:target.hosts[1].dockerHost",
+        "target.hosts[1] and target.hosts[0] are both reached at http://gpu01.example.internal:8000",
+        "set target.hosts[1].publicHost to the name clients use for that host")
+
+
+def test_a_host_s_own_finding_names_the_host_and_its_entry() -> None:
+    """a100 runs TP 4: a host given two GPUs is refused at its own deviceIds, the message naming it."""
+    (hit,) = [f for f in findings("a100", fleet(A, host(2, device_ids=(0, 1))))
+              if f.code == "parallel-exceeds-gpus"]
+    assert (hit.key, hit.message, hit.fix) == (
+        "vllm-serving:target.hosts[1].deviceIds",
+        "TP 4 x PP 1 needs 4 GPUs but the container gets 2 (host gpu02)",
+        "give the container 4 GPUs (target.hosts[1].deviceIds) or lower the TP/PP sizes")

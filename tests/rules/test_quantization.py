@@ -124,7 +124,10 @@ BOUNDARIES = [
     Boundary("quantization-dtype-unsupported", "v100", {"model": GGUF, "hardware": {"gpu": "B200"},
                                                         "engine": forced(None, dtype="bfloat16")},
              {"model": GGUF, "hardware": {"gpu": "H100-80GB"}, "engine": forced(None, dtype="bfloat16")},
-             "GGUF in bfloat16: B200 (10.0) -> H100 (9.0)"),
+             "GGUF in bfloat16: B200 (10.0) -> H100 (9.0)",
+             # v0.19.1 gguf.py get_supported_act_dtypes: [torch.half, torch.float32] from CC 10.0,
+             # spelled as engine.dtype takes them
+             fix="set engine.dtype to half or float32"),
     Boundary("quantization-cc-too-low", "v100", {"engine": forced("modelopt"), "hardware": {"gpu": "A100-80GB"}},
              {"engine": forced("modelopt"), "hardware": {"gpu": "L4"}}, "modelopt: A100 (8.0) -> L4 (8.9)",
              says=("8.9",)),

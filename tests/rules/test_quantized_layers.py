@@ -60,7 +60,10 @@ BOUNDARIES = [
 
     Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 8}},
              {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 4}},
-             "Qwen3-235B-A22B-FP8: TP 8 (1536/8 = 192) -> TP 4 (384)", says=("192", "block_n = 128")),
+             "Qwen3-235B-A22B-FP8: TP 8 (1536/8 = 192) -> TP 4 (384)", says=("192", "block_n = 128"),
+             # the sizes that leave whole 128-wide blocks: 1536 = 12 x 128, so the divisors of 12
+             fix="add --enable-expert-parallel to engine.extraArgs (whole experts per GPU), or split experts "
+                 "over one of these TP x DP sizes: 1, 2, 3, 4, 6, 12"),
     Boundary("fp8-block-moe-split", "a100", {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 8}},
              {"model": QWEN3_235_FP8, "engine": {"tensor_parallel_size": 8, "extra_args": EP}},
              "TP 8: + --enable-expert-parallel (whole experts per GPU)"),

@@ -73,6 +73,13 @@ BOUNDARIES = [
              f"a100's {A100_BLOCK}-token block: {A100_BLOCK - 1} -> {A100_BLOCK} tokens", says=(str(A100_BLOCK),)),
     Boundary("hybrid-block-exceeds-batched-tokens", "a100", batch(A100_BLOCK - 1, 32),
              batch(A100_BLOCK - 1, 32, enable_prefix_caching=False), "prefix caching on -> off (no align mode)"),
+    # both limits unset: vLLM caps the token default at max_num_seqs x maxModelLen, and throughput mode
+    # doubles the 256-sequence default too (v0.19.1 engine/arg_utils.py
+    # _set_default_max_num_seqs_and_batched_tokens_args): 256 x 6 = 1536 < 1616 <= 512 x 6 = 3072
+    Boundary("hybrid-block-exceeds-batched-tokens", "a100", batch(max_model_len=6),
+             batch(max_model_len=6, extra=THROUGHPUT),
+             "maxModelLen 6: default mode (256 x 6 = 1536 tokens) -> throughput (512 x 6 = 3072)",
+             says=("above maxNumBatchedTokens 1536",)),
     Boundary("hybrid-block-exceeds-batched-tokens", "a100", batch(A100_BLOCK - 1, 32),
              batch(A100_BLOCK - 1, 32, enable_prefix_caching=None), "prefix caching on -> unset (off for hybrids)"),
     Boundary("hybrid-prefix-caching-needs-chunked-prefill", "v100", batch(extra=NO_CHUNKED),

@@ -43,6 +43,10 @@ class _NotConverted(ValueError):
     pass
 
 
+# The value types `_convert` can fail on, as a finding names them: no other type raises _NotConverted.
+_TYPE_WORDS = {"int": "a whole number", "float": "a number", "json": "JSON"}
+
+
 class Given(msgspec.Struct, frozen=True):
     """One flag the argv sets: its value as argparse converts it, and the extraArgs item (None
     for a typed key)."""
@@ -122,7 +126,7 @@ def _choices(ctx: Context) -> list[Facts] | None:
             continue
         flag = item.flag
         if isinstance(item.value, _NotConverted):
-            kind = {"int": "a whole number", "float": "a number", "json": "JSON"}.get(flag.value_type, flag.value_type)
+            kind = _TYPE_WORDS[flag.value_type]
             hits.append({"index": item.index, "flag": flag.name, "detail": f"takes {kind}, which this value is not",
                          "version": ctx.release.tag})
         elif flag.choices is not None and item.value not in flag.choices:
