@@ -199,3 +199,12 @@ def test_the_engine_dtype_sets_the_bytes_of_the_kv_cache() -> None:
     assert fp32.kv_bytes_per_token_per_gpu == 36 * 2 * 8 * 128 * 4
     auto = plan(CapacityInputs(model=MODELS["Qwen3-8B"], gpu=GPUS["A100-80GB"]))
     assert auto.dtype == "bfloat16" and auto.kv_bytes_per_token_per_gpu == 36 * 2 * 8 * 128 * 2
+
+
+def test_the_plan_says_where_its_vllm_version_came_from(qwen3_4b: ModelArchitecture) -> None:
+    # `vllm-stack capacity --vllm-version 0.19.1` gives the version itself; without one the project's
+    # pinned release stands in and the plan says so
+    given = plan(CapacityInputs(model=qwen3_4b, gpu=GPUS["L4"], vllm_version=(0, 19, 1)))
+    assert (given.vllm_version, given.vllm_version_source) == ("0.19.1", "given")
+    pinned = plan(CapacityInputs(model=qwen3_4b, gpu=GPUS["L4"]))
+    assert pinned.vllm_version_source == f"the project's pinned v{pinned.vllm_version}"

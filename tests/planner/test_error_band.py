@@ -49,3 +49,10 @@ def test_a_release_backed_by_min_cases_logs_is_judged_by_its_own_band(monkeypatc
     assert band_for("0.40.1").judged_optimistic == 0.001
     monkeypatch.setattr(error_band, "_bands", lambda: bands(4))
     assert band_for("0.40.1").judged_optimistic == 0.02
+
+
+@pytest.mark.parametrize(("cases", "logs"), [(1, "1 log"), (2, "2 logs")])
+def test_the_band_counts_its_logs_in_words(cases: int, logs: str) -> None:
+    band = error_band.ErrorBand(releases="0.19", cases=cases, most_optimistic=0.02, most_pessimistic=-0.01,
+                                median_abs=0.01, judged_optimistic=0.02)
+    assert band.words() == f"v0.19: -1.0% to +2.0% over {logs}"

@@ -176,6 +176,9 @@ def test_a_model_without_intermediate_size_derives_it_from_its_parameters() -> N
 def test_version_sources_are_named() -> None:
     assert version_for_tag("v0.19.1")[1].startswith("image tag v0.19.1")
     assert "pinned" in version_for_tag(None)[1]
+    # a stack without image.tag, and one on a moving tag, say which it was
+    assert version_for_tag(None, (0, 19, 1)) == ((0, 19, 1), "the project's pinned v0.19.1 (no image tag)")
+    assert version_for_tag("latest", (0, 19, 1)) == ((0, 19, 1), "the project's pinned v0.19.1 (moving tag latest)")
 
 
 def test_the_weights_not_fitting_is_the_estimate_going_negative() -> None:

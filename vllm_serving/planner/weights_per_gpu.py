@@ -42,7 +42,6 @@ class GpuWeights(msgspec.Struct, frozen=True):
     """The fullest GPU's weights (the first or last pipeline stage)."""
     checkpoint_gib: float
     """The whole checkpoint as loaded (all GPUs' shares, replicas counted once)."""
-    source: str
 
 
 def _vocab_rows_per_rank(vocab: int, tp: int) -> int:
@@ -73,8 +72,7 @@ def _scaled(ckpt: CheckpointBytes, model: ModelArchitecture) -> CheckpointBytes:
     if model.weights_gib is None or not ckpt.loaded_total():
         return ckpt
     factor = model.weights_gib * GIB / ckpt.loaded_total()
-    return CheckpointBytes({kind: size * factor for kind, size in ckpt.by_kind.items()},
-                           f"{ckpt.source}, scaled to the stated weightsGib {model.weights_gib}")
+    return msgspec.structs.replace(ckpt, by_kind={kind: size * factor for kind, size in ckpt.by_kind.items()})
 
 
 def weights_per_gpu(model: ModelArchitecture, *, tp: int = 1, pp: int = 1, compute_bytes: int = 2,
@@ -111,4 +109,4 @@ def weights_per_gpu(model: ModelArchitecture, *, tp: int = 1, pp: int = 1, compu
         last = head if not model.tie_word_embeddings else embedding
         per_gpu = layers / pp + max(first, last) + rotary
     total = ckpt.loaded_total() * scale - (size("vision") if language_model_only else 0.0)
-    return GpuWeights(per_gpu / GIB, total / GIB, ckpt.source)
+    return GpuWeights(per_gpu / GIB, total / GIB)
