@@ -463,3 +463,9 @@ def test_a_typed_flag_a_release_renamed_is_still_said_to_belong_to_a_typed_key()
     assert problems("extra", before=BEFORE[:4], release=release) == [Problem(
         "not-a-flag", 0, "--served-model-names",
         "vLLM reads it as one more value of --served-model-names, which a typed key sets")]
+
+
+def test_a_flag_whose_value_is_optional_stands_alone() -> None:
+    # v0.19.1 --hf-token takes nargs="?" (engine/arg_utils.py: alone it means "use the cached login"):
+    # argparse needs no value after it, so the only problem is that a token flag is the hfToken secret's
+    assert problems("--hf-token", "--enforce-eager") == [Problem("secret", 0, "--hf-token", "hfToken")]

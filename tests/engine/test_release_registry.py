@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from tests.engine.fake_wheel import build_wheel
@@ -524,3 +525,16 @@ def test_an_unknown_tag_s_warning_lists_the_releases_with_data_word_for_word() -
                        f"{', '.join(shipped)}); checking against {shipped[-1]}, the newest known. Pin a known "
                        "release tag, or add its registry with tools/vllm_release/generate.py")
     assert shipped[:2] == ["v0.10.2", "v0.11.0"] and "v0.19.1" in shipped
+
+
+def test_a_value_glued_on_with_equals_resolves_by_the_option_before_it(pinned: VllmRelease) -> None:
+    # argparse splits `--flag=value` at the first '=' before it looks the option up (CPython _parse_optional)
+    assert pinned.resolve_abbrev("--max-num-seqs=4") == ("--max-num-seqs",)
+    assert pinned.resolve_abbrev("--max-num-seq=4") == ("--max-num-seqs",)
+
+
+def test_a_parser_without_abbreviations_resolves_only_whole_long_options(pinned: VllmRelease) -> None:
+    # argparse.ArgumentParser(allow_abbrev=False): `--api-ke` is an unknown option, `--api-key` itself works
+    strict = msgspec.structs.replace(pinned, parser=msgspec.structs.replace(pinned.parser, allow_abbrev=False))
+    assert strict.resolve_abbrev("--api-ke") == ()
+    assert strict.resolve_abbrev("--api-key") == ("--api-key",)
