@@ -199,3 +199,12 @@ def test_the_engine_dtype_sets_the_bytes_of_the_kv_cache() -> None:
     assert fp32.kv_bytes_per_token_per_gpu == 36 * 2 * 8 * 128 * 4
     auto = plan(CapacityInputs(model=MODELS["Qwen3-8B"], gpu=GPUS["A100-80GB"]))
     assert auto.dtype == "bfloat16" and auto.kv_bytes_per_token_per_gpu == 36 * 2 * 8 * 128 * 2
+
+
+def test_v0_24_runs_a_listed_architecture_on_the_v2_runner(qwen3_4b: ModelArchitecture) -> None:
+    """vLLM v0.24.0 config/vllm.py: DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES lists Qwen3ForCausalLM,
+    and `_is_default_v2_model_runner_model` runs any listed architecture on the v2 runner, whose
+    profiling samples greedily in the model dtype: the plan's activation term says so."""
+    planned = plan(CapacityInputs(model=qwen3_4b, gpu=GPUS["H100-80GB"], vllm_version=(0, 24, 0)))
+    activation = next(t.source for t in planned.memory_terms if t.name == "activation_peak")
+    assert "sampler v2_model_dtype" in activation
