@@ -224,3 +224,17 @@ def test_pipeline_stages_split_the_graph_memory_with_the_layers() -> None:
     one = estimate_available_memory(with_(vllm_version="0.20.2", max_num_seqs=256)).cudagraph_estimate_gib
     two = estimate_available_memory(with_(vllm_version="0.20.2", max_num_seqs=256, pp=2)).cudagraph_estimate_gib
     assert two == pytest.approx(one / 2) == pytest.approx(0.25 * 16 * 86 / 1024)
+
+
+def test_a_dense_hybrid_model_stays_on_the_v1_runner_in_v0_26() -> None:
+    """vLLM v0.26.0 config/vllm.py `_is_default_v2_model_runner_model` returns False for
+    `model_config.is_hybrid` before asking whether the model is dense: Qwen3.5-27B's 48 Gated
+    DeltaNet layers keep it on the v1 runner, whose profiling samples with FlashInfer (the
+    default from v0.21 on CC 9.0), not the v2 runner's greedy model-dtype pass."""
+    qwen35 = ModelShape(hidden_size=5120, intermediate_size=17408, vocab_size=248320, num_layers=64,
+                        num_attention_heads=24, num_key_value_heads=4, head_dim=256, linear_attention_layers=48)
+    estimate = estimate_available_memory(with_(
+        vllm_version="0.26.0", gpu_total_gib=79.19, gpu_name="NVIDIA H100 80GB HBM3", compute_capability=(9, 0),
+        weights_gib=50.1, model=qwen35, architecture="Qwen3_5ForConditionalGeneration"))
+    assert estimate.sampler is not None and estimate.sampler.sampler == "flashinfer"
+    assert "sampler flashinfer" in next(t.source for t in estimate.terms if t.name == "activation_peak")

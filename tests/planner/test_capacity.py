@@ -208,3 +208,12 @@ def test_the_plan_says_where_its_vllm_version_came_from(qwen3_4b: ModelArchitect
     assert (given.vllm_version, given.vllm_version_source) == ("0.19.1", "given")
     pinned = plan(CapacityInputs(model=qwen3_4b, gpu=GPUS["L4"]))
     assert pinned.vllm_version_source == f"the project's pinned v{pinned.vllm_version}"
+
+
+def test_v0_24_runs_a_listed_architecture_on_the_v2_runner(qwen3_4b: ModelArchitecture) -> None:
+    """vLLM v0.24.0 config/vllm.py: DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES lists Qwen3ForCausalLM,
+    and `_is_default_v2_model_runner_model` runs any listed architecture on the v2 runner, whose
+    profiling samples greedily in the model dtype: the plan's activation term says so."""
+    planned = plan(CapacityInputs(model=qwen3_4b, gpu=GPUS["H100-80GB"], vllm_version=(0, 24, 0)))
+    activation = next(t.source for t in planned.memory_terms if t.name == "activation_peak")
+    assert "sampler v2_model_dtype" in activation

@@ -114,3 +114,18 @@ def test_public_deepseek_v2_lite_figure() -> None:
 def test_no_mla_backend_below_ampere(gpu: str) -> None:
     """MLA's prefill is FlashAttention 2 (CC 8.0+): the rule model-mla-gpu-unsupported refuses it."""
     assert mla_backend(MODELS["DeepSeek-V3"], GPUS[gpu], "float16", None) is None
+
+
+def test_blackwell_falls_back_to_cutlass_mla_before_triton() -> None:
+    """v0.19.1 platforms/cuda.py `_get_backend_priorities(use_mla=True)` on CC 10.x: FLASHINFER_MLA,
+    then CUTLASS_MLA. FlashInfer MLA refuses a qk_nope_head_dim outside [64, 128, 192]
+    (flashinfer_mla.py `supports_combination`), so a DeepSeek-V3 variant with 96 gets CUTLASS MLA,
+    whose kernel block is 128 (cutlass_mla.py `get_supported_kernel_block_sizes`), not the
+    other GPUs' list's TRITON_MLA with 16."""
+    base = MODELS["DeepSeek-V3"]
+    assert base.mla is not None
+    variant = base.model_copy(update={"mla": base.mla.model_copy(update={"qk_nope_head_dim": 96})})
+    chosen = mla_backend(variant, GPUS["B200"], "bfloat16", None)
+    assert chosen is not None and chosen.name == "CUTLASS_MLA"
+    planned = plan(CapacityInputs(model=variant, gpu=GPUS["B200"], tp=8, available_kv_gib=40))
+    assert planned.block_size == 128

@@ -125,3 +125,14 @@ def test_public_moe_breakdown_is_closer() -> None:
     # manager while FlashInfer samples 16 rows (x 151,936 x 14 B) beside the hidden states
     kept = 2048 * 8 * 4096 * 2 + 16 * 151936 * 14 + 2048 * 2048 * 2
     assert activation(moe) == pytest.approx(kept / 2**30, rel=1e-3)
+
+
+def test_derived_width_of_qwen3_30b_a3b_by_hand() -> None:
+    """Qwen3-30B-A3B (30.53B parameters; vendored config.json: hidden 2048, 48 layers, vocab
+    151936, 32 heads, 4 KV heads, head_dim 128, 128 experts, moe_intermediate_size 768):
+    embeddings + lm_head = 2 x 151936 x 2048 = 622,329,856;
+    per layer = (30,530,000,000 - 622,329,856) / 48 = 623,076,461.3;
+    attention = 2048 x 128 x (2 x 32 + 2 x 4) = 18,874,368 (q, o, k, v);
+    width = (623,076,461.3 - 18,874,368) / (3 x 2048 x 128) = 768.3 -> 768, the config's."""
+    assert expert_width(CONFIGS / "Qwen--Qwen3-30B-A3B.config.json") == 768
+    assert model_shape(_without_width("Qwen3-30B-A3B"), 2).expert_intermediate_size == 768
