@@ -9,7 +9,12 @@ import json
 import pytest
 
 from tests.paths import FIXTURES
-from vllm_serving.catalog.checkpoint import checkpoint_bytes, derived_intermediate_size, element_counts
+from vllm_serving.catalog.checkpoint import (
+    checkpoint_bytes,
+    derived_expert_intermediate_size,
+    derived_intermediate_size,
+    element_counts,
+)
 from vllm_serving.catalog.hf_config import load_hf_config, parse_hf_config
 from vllm_serving.catalog.models import MODELS
 
@@ -199,3 +204,39 @@ def test_deepseek_mtp_layer_is_a_moe_layer() -> None:
     moe = 256 * 3 * 7168 * 2048 + 3 * 7168 * 2048 + 7168 * 256
     by_hand = attention + moe + 2 * 7168 * 7168 + 5 * 7168
     assert element_counts(MODELS["DeepSeek-V3"])["mtp"] == pytest.approx(by_hand, rel=1e-5)
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("Qwen3-30B-A3B", 30.53e9),  # Qwen/Qwen3-30B-A3B model card: 30.5B parameters, 3.3B activated
+    ("Qwen3-235B-A22B", 235e9),  # Qwen/Qwen3-235B-A22B model card: 235B parameters, 22B activated
+    ("gpt-oss-20b", 21e9),  # openai/gpt-oss-20b model card: 21B parameters, 3.6B active
+])
+def test_an_inline_moe_without_expert_widths_still_counts_its_experts(name: str, params: float) -> None:
+    # a stack may describe a MoE inline with neither experts.intermediateSize nor intermediateSize; its
+    # experts hold nearly every parameter, so the checkpoint must still weigh about parameters x 2 bytes
+    model = MODELS[name]
+    assert model.experts is not None
+    bare = model.model_copy(update={"intermediate_size": None, "quantization": None,
+                                    "experts": model.experts.model_copy(update={"intermediate_size": None})})
+    assert checkpoint_bytes(bare).loaded_total() == pytest.approx(params * 2, rel=0.03)
+
+
+def test_the_derived_expert_width_of_qwen3_30b_a3b_by_hand() -> None:
+    """Qwen3-30B-A3B (30.53B parameters; hidden 2048, 48 layers, vocab 151936, 32 heads, 4 KV heads,
+    head_dim 128, 128 experts, moe_intermediate_size 768 in its config.json):
+    embeddings + lm_head = 2 x 151936 x 2048 = 622,329,856;
+    per layer = (30,530,000,000 - 622,329,856) / 48 = 623,076,461.3;
+    attention = 2048 x 128 x (2 x 32 + 2 x 4) = 18,874,368 (q, o, k, v);
+    width = (623,076,461.3 - 18,874,368) / (3 x 2048 x 128) = 768.3 -> 768, the config's."""
+    assert derived_expert_intermediate_size(MODELS["Qwen3-30B-A3B"]) == 768
+    assert derived_expert_intermediate_size(MODELS["Qwen3-8B"]) == 0  # dense: no experts
+
+
+def test_the_derived_expert_width_shares_the_layer_with_the_shared_expert() -> None:
+    """Qwen3-Next-80B-A3B (79.57B; hidden 2048, 48 layers, vocab 151936, 16 heads, 2 KV heads, head_dim
+    256, 512 routed experts and 1 shared, moe_intermediate_size 512):
+    per layer = (79,570,000,000 - 2 x 151936 x 2048) / 48 = 1,644,743,128;
+    attention = 2048 x 256 x (2 x 16 + 2 x 2) = 18,874,368;
+    width = (1,644,743,128 - 18,874,368) / (3 x 2048 x (512 + 1)) = 515.8 -> 516 (517 without the shared
+    expert); its linear-attention layers are counted as attention, hence a little over the config's 512."""
+    assert derived_expert_intermediate_size(MODELS["Qwen3-Next-80B-A3B-Thinking"]) == 516

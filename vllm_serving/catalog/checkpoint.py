@@ -220,6 +220,21 @@ def derived_intermediate_size(model: ModelFacts) -> int:
     return min(max(mlp, hidden), MAX_MLP_RATIO * hidden)
 
 
+def derived_expert_intermediate_size(model: ModelFacts) -> int:
+    """One routed expert's MLP width from the parameter count, for an architecture that does not
+    give `experts.intermediateSize`: what a layer holds beyond its attention projections,
+    over gate + up + down (3 x hidden) of every routed and shared expert; 0 for a dense model.
+    The checkpoint counts the experts with it, and the planner's MoE workspace too."""
+    experts = model.experts
+    if experts is None:
+        return 0
+    hidden = model.hidden_size
+    per_layer = (model.params_billion * 1e9 - 2 * model.vocab_size * hidden) / model.num_hidden_layers
+    attention = hidden * model.head_dim * (2 * model.num_attention_heads + 2 * model.num_key_value_heads)
+    width = (per_layer - attention) / (3 * hidden * (experts.num_experts + experts.shared_experts))
+    return max(1, round(width))
+
+
 def _mlp(model: ModelFacts, layers: int, dense_layers: int | None = None) -> dict[TensorKind, int]:
     """The MLPs of `layers` decoder layers: dense, or routed experts, shared experts and a router;
     the first `dense_layers` (the model's own, unless given) dense.
@@ -229,7 +244,8 @@ def _mlp(model: ModelFacts, layers: int, dense_layers: int | None = None) -> dic
     dense_width = model.intermediate_size or (0 if experts is not None else derived_intermediate_size(model))
     if experts is None:
         return {"mlp": layers * 3 * hidden * dense_width}
-    width = experts.intermediate_size or dense_width
+    # an inline architecture may give neither width: the experts still hold most of the parameters
+    width = experts.intermediate_size or dense_width or derived_expert_intermediate_size(model)
     shared = experts.shared_intermediate_size or experts.shared_experts * width
     dense = min(experts.dense_layers if dense_layers is None else dense_layers, layers)
     moe = layers - dense

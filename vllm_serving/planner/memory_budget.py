@@ -18,7 +18,12 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from vllm_serving.catalog.checkpoint import checkpoint_bytes, derived_intermediate_size, element_counts
+from vllm_serving.catalog.checkpoint import (
+    checkpoint_bytes,
+    derived_expert_intermediate_size,
+    derived_intermediate_size,
+    element_counts,
+)
 from vllm_serving.catalog.models import ModelArchitecture
 from vllm_serving.catalog.vision import VisionEncoder
 from vllm_serving.engine.release_registry import VllmRelease, release_for_tag
@@ -60,21 +65,6 @@ def version_for_tag(tag: str | None, pinned: tuple[int, ...] = PINNED_VLLM_VERSI
         return spelled, f"image tag {tag} (no registry file; its version number)"
     why = f"moving tag {tag}" if tag else "no image tag"
     return pinned, f"the project's pinned v{'.'.join(map(str, pinned))} ({why})"
-
-
-def derived_expert_intermediate_size(model: ModelArchitecture) -> int:
-    """One routed expert's MLP width from the parameter count, for an architecture that does not
-    give `experts.intermediateSize`: what a layer holds beyond its attention projections,
-    over gate + up + down (3 x hidden) of every routed and shared expert. The MoE workspace
-    depends on it only where 2 x width / tp exceeds hidden (e.g. gpt-oss); 0 for a dense model."""
-    experts = model.experts
-    if experts is None:
-        return 0
-    hidden = model.hidden_size
-    per_layer = (model.params_billion * 1e9 - 2 * model.vocab_size * hidden) / model.num_hidden_layers
-    attention = hidden * model.head_dim * (2 * model.num_attention_heads + 2 * model.num_key_value_heads)
-    width = (per_layer - attention) / (3 * hidden * (experts.num_experts + experts.shared_experts))
-    return max(1, round(width))
 
 
 def model_shape(model: ModelArchitecture, compute_bytes: int) -> ModelShape:
