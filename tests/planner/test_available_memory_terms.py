@@ -238,3 +238,10 @@ def test_a_dense_hybrid_model_stays_on_the_v1_runner_in_v0_26() -> None:
         weights_gib=50.1, model=qwen35, architecture="Qwen3_5ForConditionalGeneration"))
     assert estimate.sampler is not None and estimate.sampler.sampler == "flashinfer"
     assert "sampler flashinfer" in next(t.source for t in estimate.terms if t.name == "activation_peak")
+
+
+def test_a_sampler_given_by_the_caller_is_said_to_be_given() -> None:
+    # the calibration replays a log with the sampler that run used: the plan says it was given, not chosen
+    estimate = estimate_available_memory(with_(sampler="torch_sort"))
+    assert estimate.sampler is not None and (estimate.sampler.sampler, estimate.sampler.why) == ("torch_sort", "given")
+    assert next(t.source for t in estimate.terms if t.name == "activation_peak").endswith("sampler torch_sort: given")
