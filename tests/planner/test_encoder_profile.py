@@ -173,3 +173,35 @@ def test_the_plan_states_the_encoder_batch_and_what_it_keeps() -> None:
                                    "_dummy_run and _dummy_sampler_run run (the v2 runner: "
                                    "v1/worker/gpu/mm/encoder_runner.py profile_encoder_cache))")
     assert 1.0 < profile.forward_bytes / 2**30 < 3.0
+
+
+def _qwen3_vl_image(tp: int, data_parallel: bool = False) -> EncoderProfile:
+    """One 16,384-token image of Qwen3-VL-30B-A3B (v0.19.1, max_model_len 65,536, 8,192 batched
+    tokens): 65,536 patches of 3 x 2 x 16 x 16 bf16 values."""
+    profile = _profile("0.19.1", QWEN3_VL_30B, tp=tp, data_parallel=data_parallel)
+    assert (profile.batch.items, profile.batch.item.embeds, profile.batch.item.patches) == (1, 16384, 65536)
+    return profile
+
+
+# Qwen3-VL-30B-A3B's vision_config: h 1,152, MLP 4,304, 16 heads of 72, 3 deepstack levels of 2,048.
+PATCHES, TOKENS, H = 65536, 16384, 1152
+PIXELS = PATCHES * 3 * 2 * 16 * 16 * BF16
+ROTARY = PATCHES * 72 * 4  # float32 cos/sin, head_dim / 2 each
+DEEPSTACK = 3 * 2048 * TOKENS  # the merged deepstack features of every token, alive through the blocks
+
+
+def test_qwen3_vl_blocks_hold_the_deepstack_features_of_every_token() -> None:
+    """qwen3_vl.py `Qwen3_VisionTransformer.forward` on one GPU: each block holds the position
+    embeddings (h), its input and normed copy (2h) and the attention's 9h per patch (the MLP's
+    3h + 2 x 4,304 is less), beside 3 x 2,048 deepstack elements per token; then the float32 rotary tables and
+    the pixel values."""
+    blocks = PATCHES * (H + 2 * H + 9 * H) + DEEPSTACK
+    assert _qwen3_vl_image(tp=1).forward_bytes == PIXELS + blocks * BF16 + ROTARY
+
+
+def test_tensor_parallel_encoding_does_not_copy_the_pixels() -> None:
+    """TP 2 without --mm-encoder-tp-mode data: every rank encodes the whole image with sharded
+    layers (attention 2h + max(9h / 2, h + 8h / 2 + h) = 8h per patch), and holds the pixel
+    values once; only data-parallel encoding concatenates a second, local copy."""
+    blocks = PATCHES * (H + 8 * H) + DEEPSTACK
+    assert _qwen3_vl_image(tp=2).forward_bytes == PIXELS + blocks * BF16 + ROTARY

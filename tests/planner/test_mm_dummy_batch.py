@@ -150,3 +150,14 @@ def test_without_a_limit_a_prompt_holds_up_to_vllm_s_default_of_999_items() -> N
     limited = dummy_batch(resolve_release("0.19.1")[0], vision, max_model_len=512_000,
                           max_num_batched_tokens=384_000, max_num_seqs=1, limits={"image": 1000})
     assert limited is not None and limited.items == 1000
+
+
+@pytest.mark.parametrize(("temporal_patch_size", "frames"), [(2, 3), (1, 3)])
+def test_the_qwen2_vl_dummy_video_is_as_long_as_max_model_len_allows(temporal_patch_size: int, frames: int) -> None:
+    """qwen2_vl.py `_get_max_video_frames` (v0.19.1): add frames of the largest image (3,584 x
+    3,584: 128 x 128 = 16,384 tokens a temporal patch) while the video's tokens fit
+    max_model_len. At 3 x 16,384 + 100 that is 6 frames in 3 temporal patches of 2, or 3 frames
+    of 1 - whose 4th frame would need 65,536 tokens."""
+    vision = QWEN25_VL_7B.model_copy(update={"temporal_patch_size": temporal_patch_size})
+    video = largest_items(resolve_release("0.19.1")[0], vision, 3 * 16384 + 100)["video"]
+    assert (video.frames, video.embeds) == (frames, frames * 16384)

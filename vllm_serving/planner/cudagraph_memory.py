@@ -46,8 +46,10 @@ def cudagraph_bytes(shape: ModelShape, mode: CudagraphMode, *, tokens: int, seqs
         return 0
     sizes = capture_sizes(tokens=tokens, seqs=seqs, speculative_tokens=speculative_tokens,
                           max_capture_size=max_capture_size)
-    full_limit = seqs * (1 + speculative_tokens)
-    full = [size for size in sizes if size <= full_limit] if mode == "full_and_piecewise" else []
+    # FULL decode graphs: from one decode step's tokens up to every sequence's (v1/cudagraph_dispatcher.py)
+    decode_len = 1 + speculative_tokens
+    full_limit = seqs * decode_len
+    full = [size for size in sizes if decode_len <= size <= full_limit] if mode == "full_and_piecewise" else []
     layers = math.ceil(shape.num_layers / pp)
     per = float(load_accounting().model["cudagraph_per_layer_graph_mib"][runner]) * MIB
     return int(per * layers * (len(sizes) + len(full)))
