@@ -217,3 +217,20 @@ def test_v0_24_runs_a_listed_architecture_on_the_v2_runner(qwen3_4b: ModelArchit
     planned = plan(CapacityInputs(model=qwen3_4b, gpu=GPUS["H100-80GB"], vllm_version=(0, 24, 0)))
     activation = next(t.source for t in planned.memory_terms if t.name == "activation_peak")
     assert "sampler v2_model_dtype" in activation
+
+
+def test_the_plans_json_keeps_the_judged_error_to_a_hundredth_of_a_percent() -> None:
+    # the error band is a few tenths of a percent: rounded to 2 places like the GiB figures it would read 0.01
+    planned = plan_capacity(spec_of(shipped_settings("v100")))
+    assert round(planned.judged_error, 2) != round(planned.judged_error, 4)  # the case this guards
+    assert planned.as_dict()["judged_error"] == round(planned.judged_error, 4)
+
+
+def test_a_float32_checkpoint_loads_at_the_dtype_it_is_served_in(qwen3_4b: ModelArchitecture) -> None:
+    # vLLM casts the weights to --dtype as it loads them: a checkpoint stored in float32 (4 bytes a
+    # parameter on disk) served in bfloat16 takes what the bfloat16 checkpoint takes, 2 bytes a parameter
+    stored_bf16 = plan(CapacityInputs(model=qwen3_4b, gpu=GPUS["L4"], dtype="bfloat16"))
+    stored_fp32 = plan(CapacityInputs(model=qwen3_4b.model_copy(update={"weights_dtype": "float32"}), gpu=GPUS["L4"],
+                                      dtype="bfloat16"))
+    assert stored_fp32.weights_gib_per_gpu == pytest.approx(stored_bf16.weights_gib_per_gpu, rel=1e-6)
+    assert stored_bf16.weights_gib_per_gpu == pytest.approx(4.02e9 * 2 / 2**30, rel=0.02)  # Qwen3-4B: 4.02B

@@ -8,6 +8,7 @@ import pytest
 from vllm_serving.planner.release_accounting import resolve_release
 from vllm_serving.planner.sampler_peak import (
     ModelKind,
+    env_flag,
     sampler_choice,
     sampler_peak_bytes,
     triton_buffer_bytes,
@@ -148,3 +149,10 @@ def test_speculative_decoding_lifts_a_small_samplers_peak_to_the_rejection_pass(
     assert sampler_peak_bytes("flashinfer", rows=256, vocab=151936, sm_count=None, speculative=False) == logits * 14
     assert sampler_peak_bytes("flashinfer", rows=256, vocab=151936, sm_count=None, speculative=True) == logits * 20
     assert sampler_peak_bytes("torch_sort", rows=256, vocab=151936, sm_count=None, speculative=True) == logits * 38
+
+
+@pytest.mark.parametrize(("value", "read"), [("1", True), ("0", False), (" 1 ", True), ("true", None), ("", None)])
+def test_an_env_switch_is_read_as_vllms_envs_reads_it(value: str, read: bool | None) -> None:
+    # envs.py maybe_convert_bool is bool(int(value)): "true" is no number (vLLM fails to read it),
+    # so the plan does not take it for a choice
+    assert env_flag({"VLLM_USE_V2_MODEL_RUNNER": value}, "VLLM_USE_V2_MODEL_RUNNER") is read

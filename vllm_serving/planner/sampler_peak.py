@@ -42,10 +42,9 @@ class SamplerChoice(msgspec.Struct, frozen=True):
 
 
 def env_flag(env: Mapping[str, str], name: str) -> bool | None:
-    """An envs.py boolean: `bool(int(value))`; unset or unreadable -> None."""
+    """An envs.py boolean: `bool(int(value))`, as `maybe_convert_bool` reads VLLM_USE_V2_MODEL_RUNNER
+    too (envs.py, v0.21-v0.34: "true" is no number there); unset or unreadable -> None."""
     value = env.get(name, "").strip()
-    if value.lower() in ("true", "false"):  # maybe_convert_bool (VLLM_USE_V2_MODEL_RUNNER)
-        return value.lower() == "true"
     return bool(int(value)) if value.lstrip("-").isdigit() else None
 
 
