@@ -205,3 +205,11 @@ def test_tensor_parallel_encoding_does_not_copy_the_pixels() -> None:
     values once; only data-parallel encoding concatenates a second, local copy."""
     blocks = PATCHES * (H + 8 * H) + DEEPSTACK
     assert _qwen3_vl_image(tp=2).forward_bytes == PIXELS + blocks * BF16 + ROTARY
+
+
+def test_data_parallel_encoding_copies_the_pixels_on_one_gpu_too() -> None:
+    """--mm-encoder-tp-mode data: v0.19.1 model_executor/models/vision.py `is_vit_use_data_parallel`
+    asks only the mode, and `run_dp_sharded_mrope_vision_model` has no TP-1 shortcut: it
+    concatenates the rank's items' pixels (torch.cat, a new tensor) before the encoder runs, so
+    the forward holds the pixels twice even on one GPU."""
+    assert _qwen3_vl_image(tp=1, data_parallel=True).forward_bytes == _qwen3_vl_image(tp=1).forward_bytes + PIXELS

@@ -115,8 +115,8 @@ def encoder_profile(release: ReleaseAccounting, vision: VisionEncoder, batch: Du
     pixels = items * item.pixel_elements * dtype_bytes
     local_items, width = (math.ceil(items / tp), 1) if data_parallel and tp > 1 else (items, tp)
     forward, stage = _forward_bytes(vision, batch, local_items, width, dtype_bytes, native_norm=compiled)
-    if data_parallel and tp > 1:
-        forward += local_items * item.pixel_elements * dtype_bytes  # the local items' pixels, concatenated
+    if data_parallel:  # run_dp_sharded_mrope_vision_model concatenates the local items' pixels, at TP 1 too
+        forward += local_items * item.pixel_elements * dtype_bytes
     outputs = items * item.embeds * vision.output_width * dtype_bytes
     cache_rule = release.text("mm_encoder_cache")
     rows = {"expanded_to_encoder_budget": batch.encoder_budget,
