@@ -15,6 +15,9 @@ from tests.settings.minimal_stack import parse_minimal
 from vllm_serving.findings import ConfigError, Finding
 from vllm_serving.settings.config_hints import spoken_kind
 from vllm_serving.settings.engine import MAX_EXTRA_ARG_CHARS, EngineSettings
+from vllm_serving.settings.release import bare_stack
+from vllm_serving.settings.target import derived_host_id
+from vllm_serving.settings.text_checks import stack_name_problem
 
 PROJECT = "vllm-serving"
 GMU_DOC = "(Share of each GPU's memory vLLM may use (`--gpu-memory-utilization`), in (0, 1].)"
@@ -210,7 +213,6 @@ def test_a_path_the_kernel_would_refuse_as_too_long_is_refused_here() -> None:
 
 
 def test_a_stack_name_is_found_from_a_qualified_stack_reference() -> None:
-    from vllm_serving.settings.release import bare_stack  # noqa: PLC0415
 
     assert bare_stack("acme/vllm-serving/v100-staging") == "v100-staging"
     assert bare_stack("v100") == "v100"
@@ -224,7 +226,6 @@ def test_a_fraction_for_a_size_or_a_duration_is_a_number_of_the_wrong_kind(secti
 
 
 def test_a_bad_stack_name_is_quoted_to_sixty_characters() -> None:
-    from vllm_serving.settings.text_checks import stack_name_problem  # noqa: PLC0415
 
     assert stack_name_problem("v100-staging") is None
     assert stack_name_problem("bad name " + "x" * 80) == f"{('bad name ' + 'x' * 80)[:60]!r} is not a Pulumi stack name"
@@ -271,6 +272,5 @@ def test_a_fleet_host_s_public_host_is_checked_the_same_way() -> None:
     ("unix:///var/run/docker.sock", "local"),
 ])
 def test_a_fleet_host_s_id_is_derived_from_its_endpoint(docker_host: str, host_id: str) -> None:
-    from vllm_serving.settings.target import derived_host_id  # noqa: PLC0415
 
     assert derived_host_id(docker_host) == host_id

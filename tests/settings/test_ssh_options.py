@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.settings.openssh_argv import KEYWORDS, TAKES_ARGUMENT, read_argv
 from vllm_serving.findings import ConfigError
-from vllm_serving.settings.ssh_options import ALLOWED, JUMP, refusals
+from vllm_serving.settings.ssh_options import ALLOWED, JUMP, refusals, unchecked_host_key
 from vllm_serving.settings.stack_config import parse_stack_config
 
 BASE: dict[str, Any] = {
@@ -247,7 +247,6 @@ def test_each_refused_option_is_named_once_and_the_next_one_is_still_read(option
 
 
 def test_the_options_that_turn_off_host_key_checking_are_named_by_their_item() -> None:
-    from vllm_serving.settings.ssh_options import unchecked_host_key  # noqa: PLC0415
 
     options = ("-o", "StrictHostKeyChecking=no", "-oUserKnownHostsFile=/dev/null", "-oStrictHostKeyChecking=yes",
                "-o", "stricthostkeychecking=NO")

@@ -209,29 +209,31 @@ MAX_MLP_RATIO = 6
 """The widest MLP a derived width may take, in multiples of hidden (published models stay below)."""
 
 
-def derived_intermediate_size(model: ModelFacts) -> int:
-    """The MLP width from the parameter count when the architecture lacks it: what one layer holds
-    beyond its attention projections, over gate + up + down (3 x hidden), between hidden and
-    MAX_MLP_RATIO x hidden (embeddings taken as untied)."""
+def _mlp_elements_per_layer(model: ModelFacts) -> float:
+    """What one decoder layer holds beyond its attention projections (q, o, k, v), from the parameter
+    count with the embeddings taken as untied: the MLP the derived widths split."""
     hidden = model.hidden_size
     per_layer = (model.params_billion * 1e9 - 2 * model.vocab_size * hidden) / model.num_hidden_layers
-    attention = hidden * model.head_dim * (2 * model.num_attention_heads + 2 * model.num_key_value_heads)
-    mlp = round((per_layer - attention) / (3 * hidden))
+    return per_layer - hidden * model.head_dim * (2 * model.num_attention_heads + 2 * model.num_key_value_heads)
+
+
+def derived_intermediate_size(model: ModelFacts) -> int:
+    """The MLP width from the parameter count when the architecture lacks it: a layer's MLP over
+    gate + up + down (3 x hidden), between hidden and MAX_MLP_RATIO x hidden."""
+    hidden = model.hidden_size
+    mlp = round(_mlp_elements_per_layer(model) / (3 * hidden))
     return min(max(mlp, hidden), MAX_MLP_RATIO * hidden)
 
 
 def derived_expert_intermediate_size(model: ModelFacts) -> int:
     """One routed expert's MLP width from the parameter count, for an architecture that does not
-    give `experts.intermediateSize`: what a layer holds beyond its attention projections,
-    over gate + up + down (3 x hidden) of every routed and shared expert; 0 for a dense model.
-    The checkpoint counts the experts with it, and the planner's MoE workspace too."""
+    give `experts.intermediateSize`: a layer's MLP over gate + up + down (3 x hidden) of every
+    routed and shared expert; 0 for a dense model. The checkpoint counts the experts with it, and
+    the planner's MoE workspace too."""
     experts = model.experts
     if experts is None:
         return 0
-    hidden = model.hidden_size
-    per_layer = (model.params_billion * 1e9 - 2 * model.vocab_size * hidden) / model.num_hidden_layers
-    attention = hidden * model.head_dim * (2 * model.num_attention_heads + 2 * model.num_key_value_heads)
-    width = (per_layer - attention) / (3 * hidden * (experts.num_experts + experts.shared_experts))
+    width = _mlp_elements_per_layer(model) / (3 * model.hidden_size * (experts.num_experts + experts.shared_experts))
     return max(1, round(width))
 
 

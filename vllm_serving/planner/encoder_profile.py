@@ -113,7 +113,7 @@ def encoder_profile(release: ReleaseAccounting, vision: VisionEncoder, batch: Du
     under VLLM_COMPILE) - the encoder then runs the native RMSNorm too."""
     item, items = batch.item, batch.items
     pixels = items * item.pixel_elements * dtype_bytes
-    local_items, width = (math.ceil(items / tp), 1) if data_parallel and tp > 1 else (items, tp)
+    local_items, width = (math.ceil(items / tp), 1) if data_parallel else (items, tp)  # DP: whole layers, own items
     forward, stage = _forward_bytes(vision, batch, local_items, width, dtype_bytes, native_norm=compiled)
     if data_parallel:  # run_dp_sharded_mrope_vision_model concatenates the local items' pixels, at TP 1 too
         forward += local_items * item.pixel_elements * dtype_bytes
